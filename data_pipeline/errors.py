@@ -1,0 +1,29 @@
+"""Typed errors of the data layer.
+
+Every malformed input raises :class:`DataFormatError`, whose message names the file, the line and
+what was expected, so a user can open the file at that line and see the problem.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class DataFormatError(ValueError):
+    """A data file does not have the layout its reader expects.
+
+    Args:
+        path: the file (or directory) being read.
+        line: 1-based line number of the offending line, or ``None`` when the problem is the
+            file as a whole (for example a missing layer).
+        message: what was expected and what was found.
+    """
+
+    def __init__(self, path: str | os.PathLike | None, line: int | None, message: str):
+        self.path = None if path is None else os.fspath(path)
+        self.line = line
+        self.message = message
+        where = self.path or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {message}")

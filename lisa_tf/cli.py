@@ -1,0 +1,46 @@
+"""Command-line entry point: ``python -m lisa_tf <command> [options]``.
+
+Commands are discovered from :mod:`lisa_tf.commands` (see its docstring), so adding a command is
+adding one module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from typing import Optional, Sequence
+
+from data_pipeline.errors import DataFormatError
+
+from lisa_tf import commands as _commands
+
+
+def _command_modules() -> dict[str, str]:
+    return {
+        info.name.replace("_", "-"): f"{_commands.__name__}.{info.name}"
+        for info in pkgutil.iter_modules(_commands.__path__)
+        if not info.name.startswith("_")
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m lisa_tf", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module_name in sorted(_command_modules().items()):
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except DataFormatError as error:
+        # Bad input is the user's to fix: one clear line, no traceback.
+        print(f"error: {error}", file=sys.stderr)
+        return 2

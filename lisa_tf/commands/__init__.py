@@ -1,0 +1,6 @@
+"""One module per ``python -m lisa_tf`` command.
+
+A command module named ``srl_eval.py`` is the command ``srl-eval``. It defines ``HELP`` (one line),
+``add_arguments(parser)`` and ``run(args) -> int``; heavy imports (TensorFlow) go inside ``run`` so
+``--help`` and the data commands start fast.
+"""
