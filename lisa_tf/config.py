@@ -1,0 +1,243 @@
+"""One typed configuration per experiment.
+
+An experiment is a :class:`ExperimentConfig` with three parts — :class:`DataConfig`,
+:class:`ModelConfig` and :class:`TrainConfig` — whose defaults equal DeepAtt's paper settings
+(Tan et al. 2018, §4.1). Files in ``configs/`` (TOML or JSON) override the defaults, and the command
+line overrides the file with ``section.key=value`` pairs, e.g. ``train.max_steps=200``.
+Behaviour is chosen in plain code from these typed fields, never by looking names up in tables.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import tomllib
+import typing
+from typing import Any, Iterable, Optional
+
+
+class ConfigError(ValueError):
+    """A configuration file or override is wrong: names the key and what was expected."""
+
+
+@dataclasses.dataclass
+class DataConfig:
+    """Where the data is and how to read it.
+
+    Attributes:
+        format: ``conll05`` (split directory or pasted column file), ``conll12`` (``*.gold_conll``,
+            ``*.gold_skel`` or a directory), ``lisa`` (LISA combined format) .
+        train, dev: paths; ``test``: named test sets, e.g. ``{"wsj": ..., "brown": ...}``.
+        parse_train, parse_dev: optional CoNLL-U files with dependency heads aligned to the data.
+        embeddings: GloVe text file (any dimension); empty = random initialisation.
+        max_train_sentences: use only the first N training sentences (0 = all); for quick runs.
+        max_eval_sentences: likewise for dev/test evaluation during training.
+    """
+
+    format: str = "conll05"
+    train: str = ""
+    dev: str = ""
+    test: dict[str, str] = dataclasses.field(default_factory=dict)
+    parse_train: str = ""
+    parse_dev: str = ""
+    embeddings: str = ""
+    max_train_sentences: int = 0
+    max_eval_sentences: int = 0
+
+
+@dataclasses.dataclass
+class ModelConfig:
+    """Model family and sizes. Defaults: DeepAtt-FFN (Tan et al. 2018, §4.1).
+
+    Attributes:
+        kind: ``deepatt``, ``lisa``, ``sa`` or ``selective``.
+        embedding_size: word embedding width (100 in the papers; the shipped GloVe subset has 50).
+        hidden_size: model width d; ``num_heads`` attention heads; ``filter_size`` FFN hidden width.
+        num_layers: number of [non-linear, attention] layers N (DeepAtt) / J (LISA).
+        sublayer: DeepAtt non-linear sub-layer, ``ffn``, ``rnn`` or ``cnn``.
+        residual_dropout, attention_dropout, relu_dropout: dropout *rates*.
+        label_smoothing: on the SRL softmax (0.1 in both papers' code).
+        decode: ``argmax`` or ``viterbi``.
+    """
+
+    kind: str = "deepatt"
+    embedding_size: int = 100
+    hidden_size: int = 200
+    num_heads: int = 8
+    filter_size: int = 800
+    num_layers: int = 10
+    sublayer: str = "ffn"
+    residual_dropout: float = 0.2
+    attention_dropout: float = 0.1
+    relu_dropout: float = 0.1
+    label_smoothing: float = 0.1
+    decode: str = "argmax"
+    # LISA (Strubell et al. 2018, §2-3); layer indices are 0-based.
+    pos_layer: int = 2
+    parse_layer: int = 4
+    parse_attention_layer: int = 5
+    parse_head: int = 0
+    parse_mlp_size: int = 500
+    dep_label_mlp_size: int = 100
+    srl_mlp_size: int = 200
+    parse_loss_weight: float = 1.0
+    dep_label_loss_weight: float = 0.1
+    syntax: bool = True
+    gold_predicates: bool = False
+    # Selective Connection (Park 2019, §3).
+    selective: bool = True
+    bilstm_encoder: bool = False
+    multichannel_loss: str = "mean"
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """Optimiser, schedule, batching and run control. Defaults: DeepAtt (Tan et al. 2018, §4.1).
+
+    Attributes:
+        optimizer: ``adadelta`` (DeepAtt) or ``nadam`` (LISA).
+        learning_rate, rho, epsilon, beta_1, beta_2: optimiser settings.
+        schedule: ``piecewise`` (DeepAtt: lr halved at the boundaries) or ``noam``
+            (LISA: lr · min(step^-0.5, step · warmup^-1.5)).
+        boundaries, values: piecewise schedule; values are multipliers of learning_rate.
+        warmup_steps: noam schedule warm-up.
+        clip_norm: global-norm gradient clipping (0 = off).
+        batch_tokens: token budget per batch (summed over replicas).
+        max_steps, eval_every, checkpoint_every, patience: run control (patience counts evaluations
+            without a dev F1 improvement; 0 = no early stopping).
+        mixed_precision: ``auto``, ``float32``, ``mixed_bfloat16`` or ``mixed_float16``.
+        strategy: ``auto`` (MirroredStrategy over GPUs, default strategy on CPU), ``mirrored``,
+            ``multiworker`` (MultiWorkerMirroredStrategy from TF_CONFIG) or ``default``.
+        seed: for initialisation, shuffling and dropout.
+    """
+
+    optimizer: str = "adadelta"
+    learning_rate: float = 1.0
+    rho: float = 0.95
+    epsilon: float = 1e-6
+    beta_1: float = 0.9
+    beta_2: float = 0.98
+    schedule: str = "piecewise"
+    boundaries: list[int] = dataclasses.field(default_factory=lambda: [400_000, 500_000])
+    values: list[float] = dataclasses.field(default_factory=lambda: [1.0, 0.5, 0.25])
+    warmup_steps: int = 8000
+    clip_norm: float = 1.0
+    batch_tokens: int = 4096
+    max_steps: int = 600_000
+    eval_every: int = 1000
+    checkpoint_every: int = 1000
+    patience: int = 0
+    mixed_precision: str = "auto"
+    strategy: str = "auto"
+    seed: int = 1
+
+
+@dataclasses.dataclass
+class ExperimentConfig:
+    """A whole experiment: ``data``, ``model``, ``train`` (see each class)."""
+
+    data: DataConfig = dataclasses.field(default_factory=DataConfig)
+    model: ModelConfig = dataclasses.field(default_factory=ModelConfig)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def save(self, path: str | os.PathLike) -> None:
+        pathlib.Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+
+
+_CHOICES = {
+    ("data", "format"): {"conll05", "conll12", "lisa"},
+    ("model", "kind"): {"deepatt", "lisa", "sa", "selective"},
+    ("model", "sublayer"): {"ffn", "rnn", "cnn"},
+    ("model", "decode"): {"argmax", "viterbi"},
+    ("model", "multichannel_loss"): {"mean", "sum"},
+    ("train", "optimizer"): {"adadelta", "nadam"},
+    ("train", "schedule"): {"piecewise", "noam"},
+    ("train", "mixed_precision"): {"auto", "float32", "mixed_bfloat16", "mixed_float16"},
+    ("train", "strategy"): {"auto", "mirrored", "multiworker", "default"},
+}
+
+
+def _coerce(value: Any, hint: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    if isinstance(value, str) and hint is not str:
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            if hint is bool and value.lower() in ("true", "false"):
+                value = value.lower() == "true"
+            else:
+                raise ConfigError(f"{where}: expected {getattr(hint, '__name__', hint)}, found {value!r}") from None
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: expected a list, found {value!r}")
+        return [_coerce(v, item, where) for v in value]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a table of names to paths, found {value!r}")
+        return {str(k): str(v) for k, v in value.items()}
+    if hint in (int, float, str, bool) and not (type(value) is hint):
+        raise ConfigError(f"{where}: expected {hint.__name__}, found {value!r}")
+    return value
+
+
+def _set(config: ExperimentConfig, section: str, key: str, value: Any, where: str) -> None:
+    part = getattr(config, section, None)
+    if part is None or not dataclasses.is_dataclass(part):
+        raise ConfigError(f"{where}: unknown section {section!r}; expected data, model or train")
+    hints = typing.get_type_hints(type(part))
+    if key not in hints:
+        raise ConfigError(f"{where}: unknown key {section}.{key}; expected one of {sorted(hints)}")
+    value = _coerce(value, hints[key], f"{where} ({section}.{key})")
+    choices = _CHOICES.get((section, key))
+    if choices is not None and value not in choices:
+        raise ConfigError(f"{where}: {section}.{key} must be one of {sorted(choices)}, found {value!r}")
+    setattr(part, key, value)
+
+
+def load_config(path: Optional[str | os.PathLike] = None, overrides: Iterable[str] = ()) -> ExperimentConfig:
+    """Read a TOML/JSON config (relative data paths resolve against the project root), then apply
+    ``section.key=value`` overrides.
+
+    Raises:
+        ConfigError: unknown section or key, wrong type, or a value outside the allowed choices.
+    """
+    config = ExperimentConfig()
+    if path is not None:
+        path = pathlib.Path(path)
+        try:
+            text = path.read_text()
+        except OSError as error:
+            raise ConfigError(f"{path}: cannot read config: {error.strerror}") from error
+        try:
+            raw = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+        except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
+            raise ConfigError(f"{path}: not valid {path.suffix[1:].upper()}: {error}") from error
+        for section, values in raw.items():
+            if not isinstance(values, dict):
+                raise ConfigError(f"{path}: top-level {section!r} must be a table")
+            for key, value in values.items():
+                _set(config, section, key, value, str(path))
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        section, dot, key = name.partition(".")
+        if not sep or not dot:
+            raise ConfigError(f"override {item!r}: expected section.key=value, e.g. train.max_steps=200")
+        _set(config, section, key, value, f"override {item!r}")
+    return config
+
+
+def config_from_dict(raw: dict[str, Any]) -> ExperimentConfig:
+    """Rebuild a config saved by :meth:`ExperimentConfig.save`."""
+    config = ExperimentConfig()
+    for section, values in raw.items():
+        for key, value in values.items():
+            _set(config, section, key, value, "saved config")
+    return config

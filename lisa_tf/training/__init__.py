@@ -1,0 +1,1 @@
+"""Training engine shared by every model: strategy, precision, optimisers, losses, loop."""

@@ -1,0 +1,69 @@
+"""Optimisers and learning-rate schedules of the papers, built from Keras' own.
+
+* DeepAtt (Tan et al. 2018, §4.1): Adadelta (lr 1.0, ρ 0.95, ε 1e-6), learning rate halved at
+  400k and 500k steps — ``keras.optimizers.schedules.PiecewiseConstantDecay``.
+* LISA (Strubell et al. 2018, §4 / appendix): Nadam (β1 0.9, β2 0.98, ε 1e-12) with
+  lr = base · min(step^-0.5, step · warmup^-1.5) (Vaswani et al. 2017, Eqn 3): :class:`WarmupInverseSqrt`.
+* Both clip the global gradient norm (``global_clipnorm``).
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from lisa_tf.config import TrainConfig
+
+
+@keras.saving.register_keras_serializable(package="lisa_tf")
+class WarmupInverseSqrt(keras.optimizers.schedules.LearningRateSchedule):
+    """lr(step) = base · min(step^-0.5, step · warmup^-1.5), with step counted from 1.
+
+    Args:
+        base: the multiplier (LISA: 0.04).
+        warmup_steps: steps of linear warm-up (LISA: 8000).
+
+    References:
+        Vaswani et al. 2017, Eqn 3; Strubell et al. 2018 (appendix: training details).
+    """
+
+    def __init__(self, base: float, warmup_steps: int):
+        self.base = base
+        self.warmup_steps = warmup_steps
+
+    def __call__(self, step):
+        step = tf.cast(step, tf.float32) + 1.0
+        warmup = tf.cast(self.warmup_steps, tf.float32)
+        return self.base * tf.minimum(tf.math.rsqrt(step), step * warmup**-1.5)
+
+    def get_config(self):
+        return {"base": self.base, "warmup_steps": self.warmup_steps}
+
+
+def learning_rate(config: TrainConfig):
+    """The schedule named by ``config.schedule``."""
+    if config.schedule == "noam":
+        return WarmupInverseSqrt(config.learning_rate, config.warmup_steps)
+    if len(config.values) != len(config.boundaries) + 1:
+        raise ValueError(
+            f"train.values needs one more entry than train.boundaries; found {len(config.values)} and {len(config.boundaries)}"
+        )
+    return keras.optimizers.schedules.PiecewiseConstantDecay(
+        config.boundaries, [config.learning_rate * v for v in config.values]
+    )
+
+
+def make_optimizer(config: TrainConfig) -> keras.optimizers.Optimizer:
+    """Adadelta or Nadam with the configured schedule and global-norm clipping."""
+    clip = config.clip_norm or None
+    if config.optimizer == "adadelta":
+        return keras.optimizers.Adadelta(
+            learning_rate=learning_rate(config), rho=config.rho, epsilon=config.epsilon, global_clipnorm=clip
+        )
+    return keras.optimizers.Nadam(
+        learning_rate=learning_rate(config),
+        beta_1=config.beta_1,
+        beta_2=config.beta_2,
+        epsilon=config.epsilon,
+        global_clipnorm=clip,
+    )

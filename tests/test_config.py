@@ -1,0 +1,41 @@
+import pytest
+
+from lisa_tf.config import ConfigError, load_config
+
+
+def test_defaults_are_deepatt_paper_settings():
+    config = load_config()
+    assert (config.model.num_layers, config.model.hidden_size, config.model.num_heads, config.model.filter_size) == (10, 200, 8, 800)
+    assert config.train.optimizer == "adadelta" and config.train.rho == 0.95 and config.train.epsilon == 1e-6
+    assert config.train.boundaries == [400_000, 500_000] and config.train.values == [1.0, 0.5, 0.25]
+
+
+def test_file_then_overrides(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[model]\nnum_layers = 4\n[train]\nmax_steps = 50\n[data]\ntest = { wsj = "a", brown = "b" }\n')
+    config = load_config(path, ["train.max_steps=7", "model.hidden_size=32", "train.values=[1, 0.5]", "model.syntax=false"])
+    assert config.model.num_layers == 4 and config.train.max_steps == 7 and config.model.hidden_size == 32
+    assert config.train.values == [1.0, 0.5] and config.model.syntax is False
+    assert config.data.test == {"wsj": "a", "brown": "b"}
+
+
+@pytest.mark.parametrize(
+    "override, fragment",
+    [
+        ("train.max_step=3", "unknown key train.max_step"),
+        ("trian.max_steps=3", "unknown section 'trian'"),
+        ("train.max_steps=three", "expected int"),
+        ("model.sublayer=gru", "must be one of"),
+        ("max_steps=3", "expected section.key=value"),
+    ],
+)
+def test_bad_overrides_say_what_is_wrong(override, fragment):
+    with pytest.raises(ConfigError, match=fragment):
+        load_config(None, [override])
+
+
+def test_bad_file_names_the_file(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("[model]\nnum_layers = 'x'\n")
+    with pytest.raises(ConfigError, match="bad.toml"):
+        load_config(path)
