@@ -1,0 +1,142 @@
+"""Markdown result tables in the layouts of the papers.
+
+* :func:`srl_table` — rows are models, column groups are splits (e.g. Dev / WSJ Test / Brown Test), each
+  group P, R, F1 (DeepAtt Table 1, LISA Tables 1-3).
+* :func:`parsing_table` — rows are models, columns POS, UAS, LAS (LISA Table 5).
+* :func:`predicate_table` — predicate detection P, R, F1 per split (LISA Table 6).
+
+Inputs are plain dicts: ``{model: {split: scores}}`` or ``{model: scores}``, where ``scores`` is a dict
+(keys ``precision``/``recall``/``f1`` or ``P``/``R``/``F1``, ``pos``/``uas``/``las``, any case) or any
+object with those attributes (e.g. :class:`~lisa_tf.evaluation.srl_eval.SrlEvalResult`). A missing score
+prints as ``—``. Numbers are percentages printed with ``digits`` decimals.
+
+Example::
+
+    print(srl_table({"SA": {"WSJ Test": {"precision": 83.5, "recall": 83.9, "f1": 83.7}}}))
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Sequence
+
+MISSING = "—"
+
+_ALIASES = {
+    "precision": ("precision", "p", "prec"),
+    "recall": ("recall", "r", "rec"),
+    "f1": ("f1", "f"),
+    "pos": ("pos", "pos_accuracy"),
+    "uas": ("uas",),
+    "las": ("las",),
+}
+
+
+def _value(scores: Any, metric: str) -> Optional[float]:
+    """The metric from a dict (any key case, common aliases) or an object attribute; ``None`` if absent."""
+    if scores is None:
+        return None
+    names = _ALIASES.get(metric, (metric,))
+    if isinstance(scores, Mapping):
+        lowered = {str(key).lower(): value for key, value in scores.items()}
+        for name in names:
+            if name in lowered and lowered[name] is not None:
+                return float(lowered[name])
+        return None
+    for name in names:
+        if hasattr(scores, name):
+            return float(getattr(scores, name))
+    return None
+
+
+def _cell(value: Optional[float], digits: int, bold: bool = False) -> str:
+    if value is None:
+        return MISSING
+    text = f"{value:.{digits}f}"
+    return f"**{text}**" if bold else text
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _render(header: Sequence[str], rows: Sequence[Sequence[str]], caption: Optional[str]) -> str:
+    lines = []
+    if caption:
+        lines += [caption, ""]
+    lines.append(_row(header))
+    lines.append(_row(["---"] + ["---:"] * (len(header) - 1)))
+    lines += [_row(row) for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _ordered_splits(results: Mapping[str, Mapping[str, Any]], splits: Optional[Sequence[str]]) -> list[str]:
+    if splits is not None:
+        return list(splits)
+    seen: list[str] = []
+    for per_split in results.values():
+        for split in per_split:
+            if split not in seen:
+                seen.append(split)
+    return seen
+
+
+def _grouped_table(results: Mapping[str, Mapping[str, Any]], splits: Optional[Sequence[str]],
+                   metrics: Sequence[tuple[str, str]], caption: Optional[str], digits: int,
+                   bold_best: bool, first_column: str) -> str:
+    splits = _ordered_splits(results, splits)
+    values = {
+        model: {(split, key): _value(per_split.get(split), key) for split in splits for key, _ in metrics}
+        for model, per_split in results.items()
+    }
+    best = {}
+    if bold_best:
+        for split in splits:
+            for key, _ in metrics:
+                present = [v[(split, key)] for v in values.values() if v[(split, key)] is not None]
+                best[(split, key)] = max(present) if present else None
+    header = [first_column] + [f"{split} {label}".strip() for split in splits for _, label in metrics]
+    rows = []
+    for model, row_values in values.items():
+        cells = [model]
+        for split in splits:
+            for key, _ in metrics:
+                value = row_values[(split, key)]
+                is_best = bold_best and value is not None and round(value, digits) == round(best[(split, key)], digits)
+                cells.append(_cell(value, digits, is_best))
+        rows.append(cells)
+    return _render(header, rows, caption)
+
+
+_PRF = (("precision", "P"), ("recall", "R"), ("f1", "F1"))
+
+
+def srl_table(results: Mapping[str, Mapping[str, Any]], splits: Optional[Sequence[str]] = None, *,
+              caption: Optional[str] = None, digits: int = 2, bold_best: bool = False) -> str:
+    """SRL precision / recall / F1: one row per model, one P-R-F1 column group per split.
+
+    Args:
+        results: ``{model: {split: scores}}``.
+        splits: column-group order (default: order of first appearance, e.g. Dev, WSJ Test, Brown Test).
+        caption: a line printed above the table.
+        bold_best: bold the best value of every column.
+    """
+    return _grouped_table(results, splits, _PRF, caption, digits, bold_best, "Model")
+
+
+def predicate_table(results: Mapping[str, Mapping[str, Any]], splits: Optional[Sequence[str]] = None, *,
+                    caption: Optional[str] = None, digits: int = 2, bold_best: bool = False) -> str:
+    """Predicate detection precision / recall / F1 per split (LISA Table 6 layout)."""
+    return _grouped_table(results, splits, _PRF, caption, digits, bold_best, "Model")
+
+
+def parsing_table(results: Mapping[str, Any], *, caption: Optional[str] = None, digits: int = 2,
+                  bold_best: bool = False) -> str:
+    """POS accuracy, UAS and LAS: one row per model (LISA Table 5 layout).
+
+    Args:
+        results: ``{model: scores}`` with ``pos``, ``uas``, ``las`` (e.g. from
+            :func:`lisa_tf.evaluation.parse_eval.evaluate_parsing`).
+    """
+    wrapped = {model: {"": scores} for model, scores in results.items()}
+    return _grouped_table(wrapped, [""], (("pos", "POS"), ("uas", "UAS"), ("las", "LAS")),
+                          caption, digits, bold_best, "Model")

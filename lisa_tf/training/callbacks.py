@@ -1,0 +1,76 @@
+"""Keras callbacks of the training loop: periodic dev evaluation, best checkpoint, early stopping.
+
+The loop runs ``model.fit`` with one "epoch" per evaluation interval (``train.eval_every`` steps), so
+Keras' own ``BackupAndRestore`` checkpoints at every evaluation and a killed run resumes from there
+with the same step and optimiser state.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import time
+from typing import Callable
+
+import keras
+
+from lisa_tf.training.curves import plot_curves, read_metrics
+
+
+class DevEvaluation(keras.callbacks.Callback):
+    """Score the dev set after every interval; keep the best weights; stop after ``patience`` misses.
+
+    Args:
+        evaluate: returns a dict with at least ``precision``, ``recall``, ``f1`` (SRL, scorer's numbers).
+        run_dir: where ``metrics.jsonl``, ``best/`` and ``curves.png`` go.
+        patience: evaluations without a new best dev F1 before stopping; 0 = never stop early.
+        write: False on non-chief workers of a multi-worker run.
+    """
+
+    def __init__(self, evaluate: Callable[[], dict], run_dir, patience: int = 0, write: bool = True):
+        super().__init__()
+        self.evaluate = evaluate
+        self.run_dir = pathlib.Path(run_dir)
+        self.patience = patience
+        self.write = write
+        self.metrics_path = self.run_dir / "metrics.jsonl"
+        self.best_path = self.run_dir / "best" / "model.weights.h5"
+        self._started = time.time()
+
+    def _history(self):
+        records = read_metrics(self.metrics_path)
+        best = max((r["dev_f1"] for r in records), default=float("-inf"))
+        since = 0
+        for record in records:
+            since = 0 if record["dev_f1"] >= best else since + 1
+        return records, best, since
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        step = int(self.model.optimizer.iterations.numpy())
+        scores = self.evaluate()
+        records, best, since = self._history()
+        record = {
+            "step": step,
+            "loss": float(logs.get("loss", float("nan"))),
+            "dev_precision": scores["precision"],
+            "dev_recall": scores["recall"],
+            "dev_f1": scores["f1"],
+            "seconds": round(time.time() - self._started, 1),
+        }
+        record.update({f"dev_{k}": v for k, v in scores.items() if k not in ("precision", "recall", "f1")})
+        improved = record["dev_f1"] > best
+        print(f"\nstep {step}: loss {record['loss']:.4f}  dev P {scores['precision']:.2f} R {scores['recall']:.2f} "
+              f"F1 {scores['f1']:.2f}{'  (best)' if improved else ''}", flush=True)
+        if self.write:
+            with open(self.metrics_path, "a") as handle:
+                handle.write(json.dumps(record) + "\n")
+            if improved:
+                self.best_path.parent.mkdir(parents=True, exist_ok=True)
+                self.model.save_weights(self.best_path)
+                (self.best_path.parent / "step.json").write_text(json.dumps({"step": step, "dev_f1": record["dev_f1"]}))
+            plot_curves(records + [record], self.run_dir / "curves.png", title=self.run_dir.name)
+        since = 0 if improved else since + 1
+        if self.patience and since >= self.patience:
+            print(f"early stopping: no dev F1 improvement in {since} evaluations", flush=True)
+            self.model.stop_training = True

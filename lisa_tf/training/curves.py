@@ -1,0 +1,37 @@
+"""Training curves: loss and dev F1 by step, read from a run's ``metrics.jsonl``."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+
+def read_metrics(path: str | os.PathLike) -> list[dict]:
+    """The evaluation records of a run (one JSON object per line); empty if none yet."""
+    path = pathlib.Path(path)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def plot_curves(records: list[dict], png: str | os.PathLike, title: str = "") -> None:
+    """Two panels, training loss and dev SRL F1 against the step; written as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [r["step"] for r in records]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    left.plot(steps, [r.get("loss", float("nan")) for r in records], marker="o")
+    left.set_xlabel("step")
+    left.set_ylabel("training loss")
+    right.plot(steps, [r.get("dev_f1", float("nan")) for r in records], marker="o", color="tab:green")
+    right.set_xlabel("step")
+    right.set_ylabel("dev SRL F1")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
