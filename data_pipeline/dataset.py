@@ -1,0 +1,407 @@
+"""``tf.data`` pipelines batching sentences by token budget.
+
+:func:`make_dataset` turns :class:`~data_pipeline.sentence.Sentence` objects into padded batches
+whose padded size (``batch × longest length``) stays within a token budget (4096 for DeepAtt, 5000 for
+LISA). Examples are grouped into length buckets with ``tf.data.Dataset.bucket_by_sequence_length``;
+the bucket for lengths ``[lo, hi)`` takes ``budget // (hi - 1)`` examples a batch, so a batch never
+exceeds the budget. A sentence longer than the budget cannot fit: it is batched alone (batch size 1)
+and counted in ``DatasetReport.over_budget_examples``. Bucket boundaries grow geometrically
+(:func:`length_buckets`), which keeps padding to a few per cent of the tokens (see
+``benchmarks/padding.py``). Shuffling uses a seed, so the batch sequence is the same on every run.
+
+Two layouts (``layout=``):
+
+``"sentence"`` — one example per sentence with all its predicates (LISA, SA, Selective Connection).
+``"predicate"`` — one example per (sentence, predicate) (DeepAtt; LISA's gold-predicate mode).
+Sentences without predicates give no example in this layout (counted in the report).
+
+Features of a batch (``B`` examples, ``T`` the batch's longest sentence, ``P`` its most predicates):
+
+==========================  =========  ======  =========================================================
+name                        shape      dtype   meaning
+==========================  =========  ======  =========================================================
+``tokens``                  [B, T]     string  the words as written (original case); ``""`` padding
+``word_ids``                [B, T]     int32   ``words`` vocabulary ids (lower-cased; 0 pad, 1 OOV)
+``token_mask``              [B, T]     bool    True on real tokens
+``length``                  [B]        int32   tokens in the sentence
+``sentence_index``          [B]        int32   index of the sentence in the list given to make_dataset
+``predicate_indicator``     [B, T]     int32   1 at predicates (sentence layout: every gold predicate;
+                                               predicate layout: the example's predicate), else 0
+``pos_ids``                 [B, T]     int32   ``pos`` ids (only when the sentences have POS)
+``joint_pos_predicate_ids`` [B, T]     int32   ``joint_pos_predicate`` ids (``TAG`` / ``TAG:PREDICATE``)
+``heads``                   [B, T]     int32   0-based head index, the root points to itself (LISA §2.2)
+                                               (only when the sentences have dependency heads)
+``dep_label_ids``           [B, T]     int32   ``dep_labels`` ids (only with heads and labels)
+--------------------------  ---------  ------  ---------------------------------------------------------
+sentence layout only
+--------------------------  ---------  ------  ---------------------------------------------------------
+``predicate_positions``     [B, P]     int32   token index of each predicate, in sentence order
+``predicate_mask``          [B, P]     bool    True for real predicate rows
+``num_predicates``          [B]        int32   predicates in the sentence (may be 0)
+``srl_tag_ids``             [B, P, T]  int32   ``srl`` (BIO) ids of predicate p's arguments
+--------------------------  ---------  ------  ---------------------------------------------------------
+predicate layout only
+--------------------------  ---------  ------  ---------------------------------------------------------
+``predicate_index``         [B]        int32   index of the predicate in ``Sentence.predicates``
+``predicate_position``      [B]        int32   its token index
+``srl_tag_ids``             [B, T]     int32   ``srl`` (BIO) ids of its arguments
+==========================  =========  ======  =========================================================
+
+Padded entries are 0 / ``""`` / False and must be read through ``token_mask`` (and ``predicate_mask``);
+id 0 of a label vocabulary is a real label (``"O"`` for ``srl``), so masks, not ids, mark padding.
+A feature is present when every sentence has the annotation it needs; if only some have it,
+:func:`make_dataset` raises :class:`~data_pipeline.errors.DataFormatError` naming the first without.
+
+Nested spans that BIO cannot express are left out of ``srl_tag_ids`` and counted
+(``DatasetReport.bio``, see :func:`data_pipeline.vocab.predicate_bio_tags`). Labels missing from the
+training vocabularies raise an error naming the sentence, unless ``unknown_labels="map"`` (for
+dev-loss monitoring; the scorer reads gold spans from the Sentences, not from these ids), which maps
+an unknown SRL tag to ``O`` and any other unknown label to id 0, and counts each.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+from typing import Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from data_pipeline.errors import DataFormatError
+from data_pipeline.sentence import Sentence
+from data_pipeline.vocab import (
+    BioReport,
+    UnknownLabelError,
+    Vocabularies,
+    Vocabulary,
+    joint_pos_predicate_labels,
+    predicate_bio_tags,
+)
+
+SENTENCE_LAYOUT = "sentence"
+PREDICATE_LAYOUT = "predicate"
+LAYOUTS = (SENTENCE_LAYOUT, PREDICATE_LAYOUT)
+UNKNOWN_LABEL_POLICIES = ("error", "map")
+
+
+@dataclasses.dataclass
+class DatasetReport:
+    """What :func:`make_dataset` built, and everything it left out or changed.
+
+    Attributes:
+        layout: ``"sentence"`` or ``"predicate"``.
+        sentences, examples, tokens, predicates: counts of the input / of the examples.
+        sentences_without_predicates: sentences with no predicate (no example in the predicate layout).
+        features: names of the features in each batch.
+        token_budget: the budget; ``bucket_boundaries`` / ``bucket_batch_sizes`` as given to
+            ``bucket_by_sequence_length`` (one more batch size than boundaries).
+        max_length: longest example.
+        over_budget_examples: examples longer than the budget, each batched alone.
+        bio: nested spans left out of the BIO tags (:class:`~data_pipeline.vocab.BioReport` dict).
+        unknown_labels: per vocabulary, labels mapped because training never saw them
+            (``unknown_labels="map"`` only), as ``{vocabulary: {label: count}}``.
+    """
+
+    layout: str
+    sentences: int = 0
+    examples: int = 0
+    tokens: int = 0
+    predicates: int = 0
+    sentences_without_predicates: int = 0
+    features: list[str] = dataclasses.field(default_factory=list)
+    token_budget: int = 0
+    bucket_boundaries: list[int] = dataclasses.field(default_factory=list)
+    bucket_batch_sizes: list[int] = dataclasses.field(default_factory=list)
+    max_length: int = 0
+    over_budget_examples: int = 0
+    bio: dict = dataclasses.field(default_factory=dict)
+    unknown_labels: dict = dataclasses.field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        """Plain dict for JSON reports."""
+        return dataclasses.asdict(self)
+
+
+def length_buckets(max_length: int, growth: float = 1.1) -> list[int]:
+    """Bucket boundaries for ``bucket_by_sequence_length`` covering lengths ``1..max_length``.
+
+    Boundaries start at 2 and grow by ``max(1, ⌊b·(growth−1)⌋)``: one length per bucket for short
+    sentences, ~``growth−1`` relative width for long ones, so padding within a bucket stays around
+    ``(growth−1)/2`` of its tokens. The last boundary is ``max_length + 1``, so every length falls in a
+    bounded bucket.
+    """
+    if max_length < 1:
+        raise ValueError(f"max_length must be >= 1, found {max_length}")
+    if growth <= 1.0:
+        raise ValueError(f"growth must be > 1, found {growth}")
+    boundaries = [2]
+    while boundaries[-1] <= max_length:
+        b = boundaries[-1]
+        boundaries.append(min(max(b + 1, math.floor(b * growth)), max_length + 1))
+    return boundaries
+
+
+def bucket_batch_sizes(boundaries: Sequence[int], token_budget: int, max_length: int) -> list[int]:
+    """Examples per batch for each bucket: ``budget // longest length the bucket can hold`` (≥ 1).
+
+    Bucket ``i`` holds lengths ``[boundaries[i-1], boundaries[i])``; the last one (lengths ≥ the last
+    boundary) is bounded by ``max_length``.
+    """
+    uppers = [b - 1 for b in boundaries] + [max(max_length, boundaries[-1] if boundaries else 1)]
+    return [max(1, token_budget // max(1, upper)) for upper in uppers]
+
+
+class _Encoder:
+    """Looks labels up, applying the unknown-label policy and counting what it maps."""
+
+    def __init__(self, vocabs: Vocabularies, policy: str):
+        if policy not in UNKNOWN_LABEL_POLICIES:
+            raise ValueError(f"unknown_labels must be one of {UNKNOWN_LABEL_POLICIES}, found {policy!r}")
+        self.vocabs = vocabs
+        self.policy = policy
+        self.unknown: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+
+    def ids(self, vocab: Vocabulary, labels: Sequence[str], sentence: Sentence) -> list[int]:
+        out = []
+        for label in labels:
+            try:
+                out.append(vocab.lookup(label))
+            except UnknownLabelError as error:
+                if self.policy == "error":
+                    raise DataFormatError(
+                        sentence.source,
+                        sentence.line,
+                        f"{error}; pass unknown_labels='map' to map such labels and count them",
+                    ) from error
+                self.unknown[vocab.name][label] += 1
+                out.append(0)  # "O" for srl; see the module docstring
+        return out
+
+
+def _available(sentences: Sequence[Sentence], attribute: str) -> bool:
+    """True if every sentence has ``attribute``; False if none has; error if only some have."""
+    have = [getattr(s, attribute) is not None for s in sentences]
+    if all(have):
+        return bool(have)
+    if any(have):
+        missing = sentences[have.index(False)]
+        raise DataFormatError(
+            missing.source, missing.line, f"expected every sentence to have {attribute} (others do), this one has none"
+        )
+    return False
+
+
+def _token_features(sentence: Sentence, index: int, vocabs: Vocabularies, encoder: _Encoder, has: dict) -> dict:
+    length = len(sentence)
+    if length == 0:
+        raise DataFormatError(sentence.source, sentence.line, "expected at least one token, found an empty sentence")
+    features = {
+        "tokens": list(sentence.words),
+        "word_ids": [vocabs.word_id(w) for w in sentence.words],
+        "length": length,
+        "sentence_index": index,
+    }
+    if has["pos"]:
+        features["pos_ids"] = encoder.ids(vocabs.pos, sentence.pos, sentence)
+        features["joint_pos_predicate_ids"] = encoder.ids(
+            vocabs.joint_pos_predicate, joint_pos_predicate_labels(sentence), sentence
+        )
+    if has["heads"]:
+        heads = []
+        for i, head in enumerate(sentence.heads):
+            if not 0 <= head <= length:
+                raise DataFormatError(
+                    sentence.source, sentence.line, f"token {i + 1}: expected a head in 0..{length}, found {head}"
+                )
+            heads.append(i if head == 0 else head - 1)
+        features["heads"] = heads
+    if has["dep_labels"]:
+        features["dep_label_ids"] = encoder.ids(vocabs.dep_labels, sentence.dep_labels, sentence)
+    return features
+
+
+_TOKEN_FEATURES = ("tokens", "word_ids", "predicate_indicator", "pos_ids", "joint_pos_predicate_ids", "heads", "dep_label_ids")
+
+
+def encode(
+    sentences: Sequence[Sentence],
+    vocabs: Vocabularies,
+    layout: str = SENTENCE_LAYOUT,
+    unknown_labels: str = "error",
+) -> tuple[list[dict], DatasetReport]:
+    """Encode sentences as per-example Python dicts of ids (the features before padding).
+
+    Returns:
+        ``(examples, report)``; each example holds the features of the module docstring except
+        the masks, as lists (per token) or ints, and ``srl_tag_ids`` as a list of lists in the
+        sentence layout. ``report`` has the counts; bucketing fields are filled by :func:`make_dataset`.
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, found {layout!r}")
+    encoder = _Encoder(vocabs, unknown_labels)
+    has = {
+        "pos": _available(sentences, "pos"),
+        "heads": _available(sentences, "heads"),
+    }
+    has["dep_labels"] = has["heads"] and _available(sentences, "dep_labels")
+    report = DatasetReport(layout=layout, sentences=len(sentences))
+    bio = BioReport()
+    examples: list[dict] = []
+    for index, sentence in enumerate(sentences):
+        base = _token_features(sentence, index, vocabs, encoder, has)
+        length = base["length"]
+        tags = []
+        for predicate in sentence.predicates:
+            if not 0 <= predicate.position < length:
+                raise DataFormatError(
+                    sentence.source, sentence.line, f"predicate position {predicate.position} outside 0..{length - 1}"
+                )
+            bio_tags, dropped = predicate_bio_tags(predicate, length)
+            bio.add(sentence, predicate, dropped)
+            tags.append(encoder.ids(vocabs.srl, bio_tags, sentence))
+        report.predicates += len(sentence.predicates)
+        report.sentences_without_predicates += not sentence.predicates
+        positions = sentence.predicate_positions
+        if layout == SENTENCE_LAYOUT:
+            indicator = [0] * length
+            for p in positions:
+                indicator[p] = 1
+            examples.append(
+                dict(
+                    base,
+                    predicate_indicator=indicator,
+                    predicate_positions=list(positions),
+                    num_predicates=len(positions),
+                    srl_tag_ids=tags,
+                )
+            )
+        else:
+            for k, (position, tag_ids) in enumerate(zip(positions, tags)):
+                indicator = [0] * length
+                indicator[position] = 1
+                examples.append(
+                    dict(
+                        base,
+                        predicate_indicator=indicator,
+                        predicate_index=k,
+                        predicate_position=position,
+                        srl_tag_ids=tag_ids,
+                    )
+                )
+    report.examples = len(examples)
+    report.tokens = sum(e["length"] for e in examples)
+    report.max_length = max((e["length"] for e in examples), default=0)
+    report.bio = bio.as_dict()
+    report.unknown_labels = {name: dict(counts) for name, counts in sorted(encoder.unknown.items())}
+    return examples, report
+
+
+def _ragged_columns(examples: list[dict], layout: str) -> dict:
+    """Stack the examples column-wise as (ragged) tensors for ``from_tensor_slices``."""
+    lengths = np.array([e["length"] for e in examples], dtype=np.int64)
+    names = list(examples[0])
+    columns = {}
+    for name in names:
+        if name in _TOKEN_FEATURES or (name == "srl_tag_ids" and layout == PREDICATE_LAYOUT):
+            if name == "tokens":
+                flat = tf.constant([w for e in examples for w in e[name]], dtype=tf.string)
+            else:
+                flat = tf.constant(np.fromiter((v for e in examples for v in e[name]), dtype=np.int32))
+            columns[name] = tf.RaggedTensor.from_row_lengths(flat, lengths, validate=False)
+        elif name == "predicate_positions":
+            flat = np.fromiter((v for e in examples for v in e[name]), dtype=np.int32)
+            row_lengths = np.array([len(e[name]) for e in examples], dtype=np.int64)
+            columns[name] = tf.RaggedTensor.from_row_lengths(tf.constant(flat), row_lengths, validate=False)
+        elif name == "srl_tag_ids":  # sentence layout: [N, P, T]
+            flat = np.fromiter((v for e in examples for row in e[name] for v in row), dtype=np.int32)
+            outer = np.array([len(e[name]) for e in examples], dtype=np.int64)
+            inner = np.array([len(row) for e in examples for row in e[name]], dtype=np.int64)
+            columns[name] = tf.RaggedTensor.from_nested_row_lengths(tf.constant(flat), [outer, inner], validate=False)
+        else:
+            columns[name] = tf.constant(np.array([e[name] for e in examples], dtype=np.int32))
+    return columns
+
+
+def _densify(example: dict) -> dict:
+    """Per example: ragged rows to dense tensors, and the masks."""
+    out = {}
+    length = example["length"]
+    for name, value in example.items():
+        if isinstance(value, tf.RaggedTensor):
+            # Only srl_tag_ids [P, T] stays ragged after slicing (a slice of a [N, None] column is a
+            # dense vector). P may be 0: give the empty case its T columns too.
+            out[name] = value.to_tensor(shape=tf.stack([value.nrows(), tf.cast(length, tf.int64)]))
+        else:
+            out[name] = value
+    out["token_mask"] = tf.sequence_mask(length, length)
+    if "predicate_positions" in out:
+        out["predicate_mask"] = tf.ones_like(out["predicate_positions"], dtype=tf.bool)
+    return out
+
+
+def make_dataset(
+    sentences: Sequence[Sentence],
+    vocabs: Vocabularies,
+    layout: str = SENTENCE_LAYOUT,
+    token_budget: int = 4096,
+    shuffle: bool = True,
+    seed: int = 0,
+    boundaries: Optional[Sequence[int]] = None,
+    bucket_growth: float = 1.1,
+    unknown_labels: str = "error",
+    prefetch: bool = True,
+) -> tuple[tf.data.Dataset, DatasetReport]:
+    """Padded, token-budget batches of ``sentences`` (one pass = one epoch; ``.repeat()`` for more).
+
+    Args:
+        sentences: the split to serve; ``sentence_index`` refers to positions in this sequence.
+        vocabs: vocabularies built from the training split.
+        layout: ``"sentence"`` or ``"predicate"`` (module docstring).
+        token_budget: most padded tokens (``batch × longest``) in a batch, except a single example
+            longer than the budget, which is batched alone.
+        shuffle: shuffle examples before bucketing (training); off keeps the order within buckets.
+        seed: shuffle seed; the same seed gives the same batches, and each new pass over the
+            dataset reshuffles deterministically.
+        boundaries: bucket boundaries; default :func:`length_buckets` of the longest example.
+        bucket_growth: the growth factor of the default boundaries.
+        unknown_labels: ``"error"`` or ``"map"`` (module docstring).
+        prefetch: end the pipeline with ``prefetch(AUTOTUNE)``.
+
+    Returns:
+        ``(dataset, report)``.
+    """
+    if token_budget < 1:
+        raise ValueError(f"token_budget must be >= 1, found {token_budget}")
+    examples, report = encode(sentences, vocabs, layout, unknown_labels)
+    if not examples:
+        raise ValueError(f"no examples to batch: {report.sentences} sentences, layout {layout!r}")
+    if boundaries is None:
+        boundaries = length_buckets(report.max_length, bucket_growth)
+    boundaries = [int(b) for b in boundaries]
+    if any(b <= a for a, b in zip(boundaries, boundaries[1:])) or not boundaries or boundaries[0] < 1:
+        raise ValueError(f"bucket boundaries must be positive and increasing, found {boundaries}")
+    sizes = bucket_batch_sizes(boundaries, token_budget, report.max_length)
+    report.token_budget = token_budget
+    report.bucket_boundaries = boundaries
+    report.bucket_batch_sizes = sizes
+    report.over_budget_examples = sum(e["length"] > token_budget for e in examples)
+
+    dataset = tf.data.Dataset.from_tensor_slices(_ragged_columns(examples, layout))
+    if shuffle:
+        dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
+    dataset = dataset.map(_densify, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    dataset = dataset.bucket_by_sequence_length(
+        element_length_func=lambda example: example["length"],
+        bucket_boundaries=boundaries,
+        bucket_batch_sizes=sizes,
+        drop_remainder=False,
+    )
+    if prefetch:
+        dataset = dataset.prefetch(tf.data.AUTOTUNE)
+    options = tf.data.Options()
+    options.deterministic = True
+    dataset = dataset.with_options(options)
+    report.features = sorted(dataset.element_spec)
+    return dataset, report
