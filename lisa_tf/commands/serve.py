@@ -1,0 +1,67 @@
+"""``python -m lisa_tf serve --model_name NAME --model_base_path DIR/NAME --rest_api_port PORT``.
+
+Serves an exported model over TensorFlow Serving's REST API (see :mod:`export.rest_server`). The
+flags are named as ``tensorflow_model_server``'s, so the same command line works with either server::
+
+    python -m lisa_tf serve --model_name srl --model_base_path exports/srl --rest_api_port 8501
+    curl http://127.0.0.1:8501/v1/models/srl
+    curl -d '{"instances": [["The", "cat", "sat", "."]]}' http://127.0.0.1:8501/v1/models/srl:predict
+
+Every numeric version directory under ``--model_base_path`` is loaded; requests without
+``/versions/V`` use the highest. When the server is ready it prints one line with its URL (with the
+chosen port when ``--rest_api_port 0`` asks for a free one); it stops on Ctrl-C or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+HELP = "serve an exported SavedModel over TensorFlow Serving's REST API (flags as tensorflow_model_server's)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``tensorflow_model_server``-style flags (``--flag value`` or ``--flag=value``)."""
+    parser.add_argument("--model_name", required=True, help="the NAME in /v1/models/NAME")
+    parser.add_argument("--model_base_path", required=True,
+                        help="directory holding numeric version directories (1/, 2/, ...) of SavedModels")
+    parser.add_argument("--rest_api_port", type=int, default=8501,
+                        help="TCP port of the REST API (default 8501; 0 picks a free port and prints it)")
+    parser.add_argument("--rest_api_host", default="127.0.0.1",
+                        help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes the API on the network)")
+    parser.add_argument("--max_request_bytes", type=int, default=None,
+                        help="refuse larger request bodies with 413 (default 64 MiB)")
+    parser.add_argument("--log_requests", action="store_true", help="log one line per request to stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the model, print the URL, serve until interrupted."""
+    from export import rest_server
+
+    def warn(message: str) -> None:
+        print(f"warning: {message}", file=sys.stderr, flush=True)
+
+    kwargs = {"log_requests": args.log_requests}
+    if args.max_request_bytes is not None:
+        kwargs["max_body_bytes"] = args.max_request_bytes
+    server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,
+                                     args.rest_api_port, warn=warn, **kwargs)
+    service = server.service
+
+    def stop(signum, frame):  # SIGTERM ends serve_forever like Ctrl-C does
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    versions = ", ".join(str(v) for v in service.versions)
+    signatures = ", ".join(sorted(service.versions[service.latest].signatures))
+    print(f"serving model '{service.model_name}' (versions {versions}; latest {service.latest}; "
+          f"signatures {signatures})", flush=True)
+    print(f"REST API at {server.url}/v1/models/{service.model_name}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
