@@ -31,3 +31,10 @@ def masked_cross_entropy(labels, logits, mask, label_smoothing: float = 0.0):
         targets, logits, from_logits=True, label_smoothing=label_smoothing
     )
     return tf.math.divide_no_nan(tf.reduce_sum(per_token * weights), tf.reduce_sum(weights))
+
+
+def per_replica(loss):
+    """Scale a per-replica mean loss for ``tf.distribute``: gradients are summed over replicas, so each
+    replica contributes ``loss / replicas`` (what Keras does for its own ``Loss`` objects)."""
+    replicas = tf.distribute.get_strategy().num_replicas_in_sync
+    return loss if replicas == 1 else loss / tf.cast(replicas, loss.dtype)

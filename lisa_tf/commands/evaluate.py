@@ -1,0 +1,45 @@
+"""``python -m lisa_tf evaluate``."""
+
+HELP = "evaluate trained run(s) on a data set: SRL (both scorer conventions), predicates, POS, parsing"
+
+
+def add_arguments(parser):
+    parser.add_argument("--run", nargs="+", required=True, help="run directory; several runs = ensemble (averaged softmax)")
+    parser.add_argument("--data", required=True, help="data in the run's format (file or directory)")
+    parser.add_argument("--format", help="data format if it differs from the run's (conll05, conll12, lisa)")
+    parser.add_argument("--parse", help="CoNLL-U file: inject these dependency heads into the syntax head (LISA)")
+    parser.add_argument("--gold-parse", action="store_true", help="inject the data's own gold heads (LISA)")
+    parser.add_argument("--data-parse", help="CoNLL-U file with the data's gold heads (when the data has none)")
+    parser.add_argument("--gold-predicates", action="store_true", help="score with the gold predicates given")
+    parser.add_argument("--weights", default="best", help="best (default), final, or a weights file")
+    parser.add_argument("--limit", type=int, default=0, help="evaluate the first N sentences only")
+    parser.add_argument("--out", help="write the metrics JSON here (and Markdown beside it)")
+
+
+def run(args) -> int:
+    import json
+    import pathlib
+
+    from lisa_tf.training.evaluate import evaluate_runs, metrics_markdown
+
+    metrics = evaluate_runs(
+        args.run,
+        args.data,
+        data_format=args.format,
+        parse=args.parse,
+        gold_parse=args.gold_parse,
+        data_parse=args.data_parse,
+        gold_predicates=args.gold_predicates,
+        weights=args.weights,
+        limit=args.limit,
+    )
+    text = json.dumps(metrics, indent=2)
+    markdown = metrics_markdown(metrics)
+    if args.out:
+        out = pathlib.Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n")
+        out.with_suffix(".md").write_text(markdown + "\n")
+    print(text)
+    print(markdown)
+    return 0

@@ -1,0 +1,20 @@
+"""The project's SRL models and the one function that picks among them."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from data_pipeline.vocab import Vocabularies
+
+from lisa_tf.config import ModelConfig
+
+
+def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Optional[np.ndarray] = None):
+    """The model named by ``config.kind``, sized for ``vocabs``."""
+    if config.kind == "deepatt":
+        from lisa_tf.models.deepatt import DeepAtt
+
+        return DeepAtt(config, len(vocabs.words), vocabs.srl.entries, embedding_matrix, name="deepatt")
+    raise ValueError(f"model kind {config.kind!r} is not available; expected deepatt")

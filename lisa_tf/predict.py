@@ -1,0 +1,117 @@
+"""From a trained model to labelled :class:`~data_pipeline.sentence.Sentence` objects.
+
+Every model exposes ``layout`` (``"predicate"``: one example per gold predicate, DeepAtt and
+gold-predicate modes; ``"sentence"``: one example per sentence, LISA/SA), ``predict_scores(features,
+**options)`` returning probability tensors, and ``decode_scores(scores, features)``, in-graph, returning tag ids
+(argmax or Viterbi, chosen by the model's config). An ensemble averages the scores of its models (the
+softmax outputs, DeepAtt §4.1) and decodes them with the first model. The tag ids are:
+
+* predicate layout: ``srl_tags`` [B, T] — the BIO tags of the example's predicate;
+* sentence layout: ``predicate_flags`` [B, T], ``srl_tags`` [B, T, T] (row i: the tags if token i is a
+  predicate) and, when the model predicts them, ``pos`` [B, T], ``heads`` [B, T] (0-based, root =
+  self-loop) and ``dep_labels`` [B, T].
+
+This module turns those ids back into spans with :func:`data_pipeline.spans.bio_to_spans` (DeepAtt's
+rule for invalid BIO) and into Sentences the scorer and the writers read. Predicted ``V`` spans are
+replaced by the predicate's own one-token ``V`` span, so the output is well-formed props.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Sequence
+
+import numpy as np
+
+from data_pipeline.dataset import make_dataset
+from data_pipeline.sentence import Predicate, Sentence, Span
+from data_pipeline.spans import bio_to_spans
+from data_pipeline.vocab import Vocabularies
+
+
+def tags_to_arguments(tag_ids: Sequence[int], vocabs: Vocabularies, position: int) -> tuple[Span, ...]:
+    """Spans of one predicate from its tag ids (length = sentence length)."""
+    tags = [vocabs.srl.entry(int(i)) for i in tag_ids]
+    spans = [s for s in bio_to_spans(tags) if s.label not in ("V", "C-V")]
+    spans.append(Span(position, position, "V"))
+    return tuple(sorted(spans))
+
+
+def decode_batch(models: Sequence, batch: dict, **options) -> dict:
+    """Tag ids of one batch from one model, or from an ensemble's averaged scores."""
+    if len(models) == 1:
+        return models[0].decode_scores(models[0].predict_scores(batch, **options), batch)
+    all_scores = [m.predict_scores(batch, **options) for m in models]
+    averaged = {k: sum(s[k] for s in all_scores) / len(all_scores) for k in all_scores[0]}
+    return models[0].decode_scores(averaged, batch)
+
+
+def predict_sentences(
+    model,
+    sentences: Sequence[Sentence],
+    vocabs: Vocabularies,
+    token_budget: int = 4096,
+    **options,
+) -> list[Sentence]:
+    """Label ``sentences`` with ``model`` (or a list of models: an ensemble); returns new Sentences.
+
+    In the predicate layout the gold predicates are kept and their arguments replaced; in the
+    sentence layout the predicates, and POS/heads/labels when predicted, are the model's own.
+    ``options`` go to the models' ``predict_scores`` (e.g. ``inject_parse=True``,
+    ``gold_predicates=True`` for LISA).
+    """
+    models = list(model) if isinstance(model, (list, tuple)) else [model]
+    model = models[0]
+    dataset, _ = make_dataset(
+        sentences, vocabs, layout=model.layout, token_budget=token_budget, shuffle=False, unknown_labels="map"
+    )
+    arguments: dict[tuple[int, int], tuple[Span, ...]] = {}
+    whole: dict[int, dict] = {}
+    for batch in dataset:
+        out = {k: np.asarray(v) for k, v in decode_batch(models, batch, **options).items()}
+        index = batch["sentence_index"].numpy()
+        lengths = batch["length"].numpy()
+        for b, (s, n) in enumerate(zip(index, lengths)):
+            if model.layout == "predicate":
+                k = int(batch["predicate_index"][b])
+                position = int(batch["predicate_position"][b])
+                arguments[(int(s), k)] = tags_to_arguments(out["srl_tags"][b, :n], vocabs, position)
+            else:
+                whole[int(s)] = {key: value[b] for key, value in out.items()} | {"length": int(n)}
+    result = []
+    for s, sentence in enumerate(sentences):
+        if model.layout == "predicate":
+            predicates = [
+                dataclasses.replace(p, arguments=arguments[(s, k)]) for k, p in enumerate(sentence.predicates)
+            ]
+            result.append(dataclasses.replace(sentence, predicates=predicates))
+        else:
+            result.append(_sentence_from_outputs(sentence, whole[s], vocabs))
+    return result
+
+
+def _sentence_from_outputs(sentence: Sentence, out: dict, vocabs: Vocabularies) -> Sentence:
+    n = out["length"]
+    gold_lemmas = {p.position: p.lemma for p in sentence.predicates}
+    predicates = []
+    for position in np.flatnonzero(out["predicate_flags"][:n]):
+        position = int(position)
+        lemma = gold_lemmas.get(position, sentence.words[position].lower())
+        predicates.append(Predicate(position, lemma, None, tags_to_arguments(out["srl_tags"][position, :n], vocabs, position)))
+    changes: dict = {"predicates": predicates}
+    if "pos" in out:
+        changes["pos"] = [vocabs.pos.entry(int(i)) for i in out["pos"][:n]]
+    if "heads" in out:
+        changes["heads"] = [0 if int(h) == i else int(h) + 1 for i, h in enumerate(out["heads"][:n])]
+    if "dep_labels" in out:
+        changes["dep_labels"] = [vocabs.dep_labels.entry(int(i)) for i in out["dep_labels"][:n]]
+    return dataclasses.replace(sentence, **changes)
+
+
+def score(gold: Sequence[Sentence], predicted: Sequence[Sentence], swap: bool = False) -> dict:
+    """SRL precision/recall/F1 with the project's srl-eval (warnings silenced, counts kept)."""
+    from lisa_tf.evaluation.srl_eval import evaluate, evaluate_swap
+
+    function = evaluate_swap if swap else evaluate
+    result = function(list(gold), list(predicted), warn=lambda message: None)
+    return {"precision": result.precision, "recall": result.recall, "f1": result.f1}

@@ -1,0 +1,90 @@
+"""Evaluate trained runs on a data set: the numbers ``python -m lisa_tf evaluate`` prints.
+
+SRL is scored with the project's srl-eval in both end-to-end conventions (single run, LISA's; and
+``swap``, He et al. 2017's). Models that predict predicates, POS and a parse (LISA/SA) are also scored
+on predicate detection, POS accuracy and UAS/LAS of their own parse. ``--parse FILE`` and
+``--gold-parse`` inject a dependency parse into LISA's syntax head (Strubell et al. 2018, §3: +D&M,
++Gold) without retraining; ``--gold-predicates`` gives the model the gold predicates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Sequence
+
+from data_pipeline.readers.conllu import attach_parse, read_conllu
+
+from lisa_tf.config import DataConfig
+from lisa_tf.evaluation.parse_eval import evaluate_parsing
+from lisa_tf.evaluation.tables import parsing_table, predicate_table, srl_table
+from lisa_tf.predict import predict_sentences, score
+from lisa_tf.training.data import read_split
+from lisa_tf.training.loop import restore_model
+
+
+def evaluate_runs(
+    runs: Sequence[str],
+    data: str,
+    data_format: Optional[str] = None,
+    parse: Optional[str] = None,
+    gold_parse: bool = False,
+    data_parse: Optional[str] = None,
+    gold_predicates: bool = False,
+    weights: str = "best",
+    limit: int = 0,
+    token_budget: int = 4096,
+) -> dict:
+    """Metrics of one run, or of an ensemble of runs (averaged softmax), on ``data``."""
+    if parse and gold_parse:
+        raise ValueError("--parse and --gold-parse are exclusive: inject one parse")
+    restored = [restore_model(run, weights) for run in runs]
+    models = [m for m, _, _ in restored]
+    vocabs, config = restored[0][1], restored[0][2]
+    for run, (_, other, _) in zip(runs[1:], restored[1:]):
+        if other.srl != vocabs.srl or other.words != vocabs.words:
+            raise ValueError(f"{run}: an ensemble needs runs with the same vocabularies as {runs[0]}")
+    data_config = dataclasses.replace(config.data, format=data_format or config.data.format)
+    gold = read_split(data_config, data, data_parse, limit)
+    inputs = gold
+    if parse:
+        inputs = attach_parse(gold, read_conllu(parse)[: len(gold)] if limit else read_conllu(parse), parse)
+    if (parse or gold_parse) and inputs[0].heads is None:
+        raise ValueError(f"{data}: no dependency heads to inject; give --data-parse FILE.conllu or --parse FILE.conllu")
+    options = {}
+    if getattr(models[0], "uses_syntax", False):
+        options["inject_parse"] = bool(parse or gold_parse)
+    if getattr(models[0], "predicts_predicates", False):
+        options["gold_predicates"] = gold_predicates
+    predicted = predict_sentences(models, inputs, vocabs, token_budget=token_budget, **options)
+    metrics = {
+        "runs": list(runs),
+        "data": data,
+        "sentences": len(gold),
+        "condition": "gold parse" if gold_parse else (f"parse {parse}" if parse else "own parse"),
+        "gold_predicates": gold_predicates or models[0].layout == "predicate",
+        "srl": score(gold, predicted),
+        "srl_swap": score(gold, predicted, swap=True),
+    }
+    if models[0].layout == "sentence":
+        layers = ["predicates"]
+        if predicted[0].pos is not None and gold[0].pos is not None:
+            layers.append("pos")
+        if not (parse or gold_parse) and predicted[0].heads is not None and gold[0].heads is not None:
+            layers.append("parse")
+        metrics["parsing"] = evaluate_parsing(gold, predicted, layers=layers)
+    return metrics
+
+
+def metrics_markdown(metrics: dict) -> str:
+    """The metrics as Markdown tables in the papers' layouts."""
+    name = " + ".join(metrics["runs"]) + ("" if metrics["condition"] == "own parse" else f" ({metrics['condition']})")
+    parts = [
+        srl_table({name: {"single run": metrics["srl"], "swap (He et al.)": metrics["srl_swap"]}}, caption="SRL"),
+    ]
+    parsing = metrics.get("parsing")
+    if parsing:
+        detection = {k: parsing[f"predicate_{k}"] for k in ("precision", "recall", "f1")}
+        parts.append(predicate_table({name: {metrics["data"]: detection}}, caption="Predicate detection"))
+        if "pos" in parsing or "uas" in parsing:
+            parts.append(parsing_table({name: parsing}, caption="Parsing"))
+    return "\n\n".join(parts)

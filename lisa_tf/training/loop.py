@@ -1,0 +1,158 @@
+"""The training loop every model shares.
+
+``train(config, run_dir)`` reads the data, builds (or reloads) the vocabularies, builds the model under
+the distribution strategy and precision policy of the config, and runs ``keras.Model.fit`` with one
+"epoch" per evaluation interval (``train.eval_every`` steps):
+
+* ``keras.callbacks.BackupAndRestore`` (``checkpoints/``) saves weights, optimiser state and the
+  interval count after every interval; re-running ``train`` on the same run directory resumes from the
+  last interval with the same step and optimiser state;
+* :class:`~lisa_tf.training.callbacks.DevEvaluation` scores the dev set with the project's srl-eval,
+  appends ``metrics.jsonl``, keeps the best weights in ``best/`` and stops early after ``patience``
+  intervals without improvement;
+* ``keras.callbacks.TensorBoard`` writes ``logs/``; the console shows Keras' progress bar.
+
+Run directory: ``config.json``, ``vocab/``, ``checkpoints/``, ``best/``, ``metrics.jsonl``,
+``curves.png``, ``logs/``, ``final.weights.h5`` and ``done.json`` when training ends.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import sys
+import time
+from typing import Optional
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from data_pipeline.dataset import make_dataset
+from data_pipeline.embeddings import load_glove
+from data_pipeline.vocab import Vocabularies
+
+from lisa_tf.config import ExperimentConfig, config_from_dict
+from lisa_tf.models import build_model
+from lisa_tf.predict import predict_sentences, score
+from lisa_tf.training.callbacks import DevEvaluation
+from lisa_tf.training.data import read_split
+from lisa_tf.training.optimizers import make_optimizer
+from lisa_tf.training.precision import set_policy
+from lisa_tf.training.strategy import is_chief, make_strategy
+
+
+def load_run_config(run_dir: str | pathlib.Path) -> ExperimentConfig:
+    """The config a run was trained with."""
+    return config_from_dict(json.loads((pathlib.Path(run_dir) / "config.json").read_text()))
+
+
+def build_vocabularies(config: ExperimentConfig, train_sentences, run_dir: pathlib.Path) -> Vocabularies:
+    """Vocabularies from the training data, saved in ``run_dir/vocab`` (reloaded when resuming)."""
+    directory = run_dir / "vocab"
+    if (directory / "srl.txt").exists():
+        return Vocabularies.load(directory)
+    vocabs = Vocabularies.build(train_sentences)
+    vocabs.save(directory)
+    return vocabs
+
+
+def embedding_matrix(config: ExperimentConfig, vocabs: Vocabularies) -> Optional[np.ndarray]:
+    """GloVe rows for the word vocabulary, or None (random initialisation)."""
+    if not config.data.embeddings:
+        return None
+    matrix, coverage = load_glove(config.data.embeddings, vocabs.words, seed=config.train.seed)
+    print(f"embeddings: {coverage}", flush=True)
+    return matrix
+
+
+def restore_model(run_dir: str | pathlib.Path, weights: str = "best"):
+    """Rebuild a trained model with its vocabularies; ``weights``: ``best``, ``final`` or a path."""
+    run_dir = pathlib.Path(run_dir)
+    config = load_run_config(run_dir)
+    vocabs = Vocabularies.load(run_dir / "vocab")
+    model = build_model(config.model, vocabs, None)
+    model.build_from_batch()
+    path = {"best": run_dir / "best" / "model.weights.h5", "final": run_dir / "final.weights.h5"}.get(weights, weights)
+    if weights == "best" and not pathlib.Path(path).exists():
+        path = run_dir / "final.weights.h5"
+    model.load_weights(path)
+    return model, vocabs, config
+
+
+def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Optional[int] = None) -> dict:
+    """Train (or resume) the experiment in ``run_dir``; returns the best dev scores."""
+    run_dir = pathlib.Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if (run_dir / "config.json").exists():
+        saved = load_run_config(run_dir)
+        if saved.model != config.model:
+            raise ValueError(
+                f"{run_dir} holds a run of a different model; resume it with its own config or choose a new --out"
+            )
+    config.save(run_dir / "config.json")
+    if (run_dir / "done.json").exists():
+        print(f"{run_dir}: training already finished; nothing to do", flush=True)
+        return json.loads((run_dir / "done.json").read_text())
+
+    keras.utils.set_random_seed(config.train.seed)
+    policy = set_policy(config.train.mixed_precision)
+    strategy = make_strategy(config.train.strategy)
+    chief = is_chief(strategy)
+    data = config.data
+    train_sentences = read_split(data, data.train, data.parse_train or None, data.max_train_sentences)
+    dev_sentences = read_split(data, data.dev, data.parse_dev or None, data.max_eval_sentences)
+    vocabs = build_vocabularies(config, train_sentences, run_dir)
+    print(
+        f"train: {len(train_sentences)} sentences, dev: {len(dev_sentences)}; policy {policy}; "
+        f"{strategy.num_replicas_in_sync} replica(s)",
+        flush=True,
+    )
+    with strategy.scope():
+        model = build_model(config.model, vocabs, embedding_matrix(config, vocabs))
+    dataset, report = make_dataset(
+        train_sentences,
+        vocabs,
+        layout=model.layout,
+        token_budget=config.train.batch_tokens,
+        seed=config.train.seed,
+        unknown_labels="error",
+    )
+    print(f"training examples: {report.examples} ({report.tokens} tokens); nested spans left out of BIO: {report.bio}", flush=True)
+    with strategy.scope():
+        model.compile(optimizer=make_optimizer(config.train))
+        model.build_from_batch(next(iter(dataset)))
+
+    interval = max(1, config.train.eval_every)
+    epochs = math.ceil(config.train.max_steps / interval)
+
+    def evaluate_dev() -> dict:
+        predicted = predict_sentences(model, dev_sentences, vocabs, token_budget=config.train.batch_tokens)
+        return score(dev_sentences, predicted)
+
+    callbacks = [
+        keras.callbacks.BackupAndRestore(str(run_dir / "checkpoints"), save_freq="epoch", delete_checkpoint=False),
+        DevEvaluation(evaluate_dev, run_dir, patience=config.train.patience, write=chief),
+        keras.callbacks.TensorBoard(str(run_dir / "logs"), update_freq="epoch", write_graph=False),
+    ]
+    if verbose is None:
+        verbose = 1 if sys.stdout.isatty() else 2
+    started = time.time()
+    model.fit(dataset.repeat(), steps_per_epoch=interval, epochs=epochs, callbacks=callbacks, verbose=verbose)
+    seconds = time.time() - started
+    if chief:
+        model.save_weights(run_dir / "final.weights.h5")
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    best = max(records, key=lambda r: r["dev_f1"])
+    summary = {
+        "steps": int(model.optimizer.iterations.numpy()),
+        "best_step": best["step"],
+        "best_dev_f1": best["dev_f1"],
+        "policy": policy,
+        "replicas": strategy.num_replicas_in_sync,
+        "seconds_this_session": round(seconds, 1),
+    }
+    if chief:
+        (run_dir / "done.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
