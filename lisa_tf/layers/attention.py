@@ -13,8 +13,8 @@ tuple mixing a Python int and a tensor as one call argument.)
 
 The projections are written with ``keras.layers.EinsumDense`` rather than through
 ``keras.layers.MultiHeadAttention``, because replacing one head's distribution needs the
-per-head probabilities between the softmax and the value average, which that layer does not
-expose.
+per-head probabilities between the softmax and the value average, and that layer has no hook
+for changing them.
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ class SelfAttention(keras.layers.Layer):
     put zero mass on padded keys (a parser's masked softmax or one-hot heads do).
 
     Mixed precision: projections and the value average run in the compute dtype; the logits are
-    cast to float32 before masking and softmax; the returned attention weights are float32.
+    cast to float32 before masking and softmax; the returned attention weights are float32, and
+    a given ``head_override`` enters them in float32 without being rounded to the compute dtype.
 
     Args:
         hidden_size: int. Width ``d`` of the input and output.
@@ -125,7 +126,10 @@ class SelfAttention(keras.layers.Layer):
         bias_initializer="zeros",
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        # Keras would cast every floating call argument to the compute dtype; a given head
+        # distribution must reach the float32 attention weights unrounded, so the layer casts
+        # ``inputs`` itself (its projections are sub-layers and still autocast their weights).
+        super().__init__(autocast=False, **kwargs)
         if key_dim is None and hidden_size % num_heads:
             raise ValueError(
                 f"hidden_size must be divisible by num_heads when key_dim is not given, "
@@ -179,6 +183,7 @@ class SelfAttention(keras.layers.Layer):
         return_attention_scores=False,
         training=None,
     ):
+        inputs = ops.cast(inputs, self.compute_dtype)
         query = self._split_heads(self.query_dense(inputs), self.key_dim)
         key = self._split_heads(self.key_dense(inputs), self.key_dim)
         value = self._split_heads(self.value_dense(inputs), self.value_dim)

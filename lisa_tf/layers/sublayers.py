@@ -376,7 +376,9 @@ class ResidualNorm(keras.layers.Wrapper):
     """
 
     def __init__(self, layer, dropout: float = 0.0, normalize_first: bool = False, epsilon: float = 1e-6, **kwargs):
-        super().__init__(layer, **kwargs)
+        # No autocasting of call arguments: ``head_override`` must reach SelfAttention in float32
+        # (see there); ``inputs`` is cast to the compute dtype in call().
+        super().__init__(layer, autocast=False, **kwargs)
         self.dropout = dropout
         self.normalize_first = normalize_first
         self.epsilon = epsilon
@@ -410,6 +412,7 @@ class ResidualNorm(keras.layers.Wrapper):
             if name not in self._accepted:
                 raise ValueError(f"{type(self.layer).__name__}.call() takes no argument {name!r}, found {name}={value!r}")
             kwargs[name] = value
+        inputs = ops.cast(inputs, self.compute_dtype)
         outputs = self.layer(self.layer_norm(inputs) if self.normalize_first else inputs, **kwargs)
         extras = ()
         if isinstance(outputs, (tuple, list)):

@@ -1,7 +1,7 @@
 """Constrained BIO Viterbi decoding in core TensorFlow ops, and BIO transition statistics.
 
-Both DeepAtt (Tan et al. 2018, §4.1, "constrained decoding" row of Table 3 / the Viterbi speed
-comparison) and LISA (Strubell et al. 2018, §2.4: "At test time, we perform constrained decoding
+Both DeepAtt (Tan et al. 2018, §4 "Constrained Decoding", Table 4: argmax 83.1 F1 vs constrained
+decoding 83.0 F1 on CoNLL-05 dev) and LISA (Strubell et al. 2018, §2.4: "At test time, we perform constrained decoding
 using the Viterbi algorithm to emit valid sequences of BIO tags, using unary scores s_ft and the
 transition probabilities given by the training data") decode per-token label scores with a
 first-order Viterbi search.
@@ -203,7 +203,7 @@ def viterbi_decode(log_potentials, lengths, transitions=None, start_transitions=
     References:
         - Strubell et al. 2018, "Linguistically-Informed Self-Attention for Semantic Role
           Labeling", §2.4.
-        - Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §4.1.
+        - Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §4, Table 4.
     """
     potentials = tf.cast(tf.convert_to_tensor(log_potentials), tf.float32)
     shape = tf.shape(potentials)
