@@ -143,14 +143,18 @@ def length_buckets(max_length: int, growth: float = 1.1) -> list[int]:
     return boundaries
 
 
-def bucket_batch_sizes(boundaries: Sequence[int], token_budget: int, max_length: int) -> list[int]:
-    """Examples per batch for each bucket: ``budget // longest length the bucket can hold`` (≥ 1).
+def bucket_batch_sizes(
+    boundaries: Sequence[int], token_budget: int, max_length: int, multiple: int = 1
+) -> list[int]:
+    """Examples per batch for each bucket: ``budget // longest length the bucket can hold``, rounded
+    down to a multiple of ``multiple`` (at least ``multiple``).
 
     Bucket ``i`` holds lengths ``[boundaries[i-1], boundaries[i])``; the last one (lengths ≥ the last
-    boundary) is bounded by ``max_length``.
+    boundary) is bounded by ``max_length``. ``multiple`` is the number of replicas of a distribution
+    strategy, so full batches split evenly over them.
     """
     uppers = [b - 1 for b in boundaries] + [max(max_length, boundaries[-1] if boundaries else 1)]
-    return [max(1, token_budget // max(1, upper)) for upper in uppers]
+    return [max(multiple, token_budget // max(1, upper) // multiple * multiple) for upper in uppers]
 
 
 class _Encoder:
@@ -352,6 +356,8 @@ def make_dataset(
     bucket_growth: float = 1.1,
     unknown_labels: str = "error",
     prefetch: bool = True,
+    batch_multiple: int = 1,
+    repeat: bool = False,
 ) -> tuple[tf.data.Dataset, DatasetReport]:
     """Padded, token-budget batches of ``sentences`` (one pass = one epoch; ``.repeat()`` for more).
 
@@ -368,6 +374,10 @@ def make_dataset(
         bucket_growth: the growth factor of the default boundaries.
         unknown_labels: ``"error"`` or ``"map"`` (module docstring).
         prefetch: end the pipeline with ``prefetch(AUTOTUNE)``.
+        batch_multiple: make full batches a multiple of this many examples (the replica count under
+            ``tf.distribute``); the budget may then be exceeded for buckets of very long sentences.
+        repeat: repeat the examples forever *before* bucketing (training): buckets keep filling
+            across passes, so every batch is full-sized and there are no end-of-pass remainders.
 
     Returns:
         ``(dataset, report)``.
@@ -382,7 +392,7 @@ def make_dataset(
     boundaries = [int(b) for b in boundaries]
     if any(b <= a for a, b in zip(boundaries, boundaries[1:])) or not boundaries or boundaries[0] < 1:
         raise ValueError(f"bucket boundaries must be positive and increasing, found {boundaries}")
-    sizes = bucket_batch_sizes(boundaries, token_budget, report.max_length)
+    sizes = bucket_batch_sizes(boundaries, token_budget, report.max_length, batch_multiple)
     report.token_budget = token_budget
     report.bucket_boundaries = boundaries
     report.bucket_batch_sizes = sizes
@@ -391,6 +401,8 @@ def make_dataset(
     dataset = tf.data.Dataset.from_tensor_slices(_ragged_columns(examples, layout))
     if shuffle:
         dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
+    if repeat:
+        dataset = dataset.repeat()
     dataset = dataset.map(_densify, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     dataset = dataset.bucket_by_sequence_length(
         element_length_func=lambda example: example["length"],

@@ -17,4 +17,8 @@ def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Opt
         from lisa_tf.models.deepatt import DeepAtt
 
         return DeepAtt(config, len(vocabs.words), vocabs.srl.entries, embedding_matrix, name="deepatt")
+    if config.kind == "selective":
+        from lisa_tf.models.selective import SelectiveSRL
+
+        return SelectiveSRL(config, len(vocabs.words), vocabs.srl.entries, embedding_matrix, name="selective")
     raise ValueError(f"model kind {config.kind!r} is not available; expected deepatt")

@@ -16,7 +16,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from lisa_tf.layers.viterbi import bio_transition_mask, viterbi_decode
+from lisa_tf.layers.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
 
 
 class SrlModel(keras.Model):
@@ -45,14 +45,43 @@ class SrlModel(keras.Model):
             trainable=False,
             dtype="float32",
         )
+        self.start_transitions = self.add_weight(
+            name="start_transitions",
+            shape=(len(self.srl_labels),),
+            initializer=keras.initializers.Constant(bio_start_mask(self.srl_labels)),
+            trainable=False,
+            dtype="float32",
+        )
 
-    def set_transitions(self, matrix: np.ndarray) -> None:
-        """Use these transition log-probabilities for Viterbi (shape [labels, labels])."""
+    def set_transitions(self, matrix: np.ndarray, start: np.ndarray) -> None:
+        """Use these transition and first-tag log-probabilities for Viterbi ([L, L] and [L])."""
         self.transitions.assign(np.asarray(matrix, np.float32))
+        self.start_transitions.assign(np.asarray(start, np.float32))
 
     def build_from_batch(self, batch: Optional[dict] = None) -> None:
         """Create every weight by running one batch (default: :meth:`dummy_batch`) through the model."""
         self(batch if batch is not None else self.dummy_batch(), training=False)
+        if getattr(self, "optimizer", None) is not None and not self.optimizer.built:
+            self.optimizer.build(self.trainable_variables)
+
+    def train_step(self, data):
+        logs = super().train_step(data)
+        strategy = tf.distribute.get_strategy()
+        if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) and strategy.extended._in_multi_worker_mode():
+            # Keras reduces multi-worker step outputs with reduce("MEAN", axis=0), which needs a
+            # batch axis; give the scalar logs one so they average across workers.
+            logs = {name: tf.reshape(value, [1]) for name, value in logs.items()}
+        return logs
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # Keras builds a model under tf.distribute by averaging the first distributed batch across
+        # replicas, which fails for string/bool features and for uneven splits. The model and its
+        # optimiser are built explicitly (build_from_batch) before fit, so there is nothing to build.
+        if self.built and all(layer.built for layer in self._flatten_layers()) and (
+            self.optimizer is None or self.optimizer.built
+        ):
+            return
+        super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
 
     def dummy_batch(self) -> dict:
         """A one-sentence, two-token batch with every feature of the model's layout (for building
@@ -89,5 +118,5 @@ class SrlModel(keras.Model):
         shape = tf.shape(probabilities)
         flat = tf.reshape(probabilities, tf.concat([[-1], shape[-2:]], 0))
         flat_lengths = tf.reshape(lengths, [-1])
-        paths, _ = viterbi_decode(tf.math.log(flat + 1e-12), flat_lengths, self.transitions)
+        paths, _ = viterbi_decode(tf.math.log(flat + 1e-12), flat_lengths, self.transitions, self.start_transitions)
         return tf.reshape(paths, shape[:-1])

@@ -36,9 +36,14 @@ class DevEvaluation(keras.callbacks.Callback):
         self.metrics_path = self.run_dir / "metrics.jsonl"
         self.best_path = self.run_dir / "best" / "model.weights.h5"
         self._started = time.time()
+        #: every evaluation of the run so far (read back from metrics.jsonl when resuming)
+        self.records: list[dict] = []
+
+    def on_train_begin(self, logs=None):
+        self.records = read_metrics(self.metrics_path) if self.write else []
 
     def _history(self):
-        records = read_metrics(self.metrics_path)
+        records = list(self.records)
         best = max((r["dev_f1"] for r in records), default=float("-inf"))
         since = 0
         for record in records:
@@ -62,6 +67,7 @@ class DevEvaluation(keras.callbacks.Callback):
         improved = record["dev_f1"] > best
         print(f"\nstep {step}: loss {record['loss']:.4f}  dev P {scores['precision']:.2f} R {scores['recall']:.2f} "
               f"F1 {scores['f1']:.2f}{'  (best)' if improved else ''}", flush=True)
+        self.records.append(record)
         if self.write:
             with open(self.metrics_path, "a") as handle:
                 handle.write(json.dumps(record) + "\n")
@@ -69,8 +75,17 @@ class DevEvaluation(keras.callbacks.Callback):
                 self.best_path.parent.mkdir(parents=True, exist_ok=True)
                 self.model.save_weights(self.best_path)
                 (self.best_path.parent / "step.json").write_text(json.dumps({"step": step, "dev_f1": record["dev_f1"]}))
-            plot_curves(records + [record], self.run_dir / "curves.png", title=self.run_dir.name)
+            plot_curves(self.records, self.run_dir / "curves.png", title=self.run_dir.name)
         since = 0 if improved else since + 1
         if self.patience and since >= self.patience:
             print(f"early stopping: no dev F1 improvement in {since} evaluations", flush=True)
             self.model.stop_training = True
+
+
+class ResumeReport(keras.callbacks.Callback):
+    """Says where training starts: step 0, or the step ``BackupAndRestore`` restored (it must come
+    after ``BackupAndRestore`` in the callback list)."""
+
+    def on_train_begin(self, logs=None):
+        step = int(self.model.optimizer.iterations.numpy())
+        print("starting at step 0" if step == 0 else f"resumed from checkpoint at step {step}", flush=True)

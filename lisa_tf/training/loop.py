@@ -31,12 +31,13 @@ import tensorflow as tf
 
 from data_pipeline.dataset import make_dataset
 from data_pipeline.embeddings import load_glove
-from data_pipeline.vocab import Vocabularies
+from data_pipeline.vocab import Vocabularies, predicate_bio_tags
 
 from lisa_tf.config import ExperimentConfig, config_from_dict
+from lisa_tf.layers.viterbi import start_log_probs, transition_log_probs
 from lisa_tf.models import build_model
 from lisa_tf.predict import predict_sentences, score
-from lisa_tf.training.callbacks import DevEvaluation
+from lisa_tf.training.callbacks import DevEvaluation, ResumeReport
 from lisa_tf.training.data import read_split
 from lisa_tf.training.optimizers import make_optimizer
 from lisa_tf.training.precision import set_policy
@@ -96,9 +97,9 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         print(f"{run_dir}: training already finished; nothing to do", flush=True)
         return json.loads((run_dir / "done.json").read_text())
 
+    strategy = make_strategy(config.train.strategy)  # first: multi-worker set-up precedes any TF op
     keras.utils.set_random_seed(config.train.seed)
     policy = set_policy(config.train.mixed_precision)
-    strategy = make_strategy(config.train.strategy)
     chief = is_chief(strategy)
     data = config.data
     train_sentences = read_split(data, data.train, data.parse_train or None, data.max_train_sentences)
@@ -118,11 +119,17 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         token_budget=config.train.batch_tokens,
         seed=config.train.seed,
         unknown_labels="error",
+        batch_multiple=strategy.num_replicas_in_sync,
+        repeat=True,
     )
     print(f"training examples: {report.examples} ({report.tokens} tokens); nested spans left out of BIO: {report.bio}", flush=True)
     with strategy.scope():
         model.compile(optimizer=make_optimizer(config.train))
         model.build_from_batch(next(iter(dataset)))
+    tag_sequences = [predicate_bio_tags(p, len(s))[0] for s in train_sentences for p in s.predicates]
+    model.set_transitions(
+        transition_log_probs(tag_sequences, vocabs.srl.entries), start_log_probs(tag_sequences, vocabs.srl.entries)
+    )
 
     interval = max(1, config.train.eval_every)
     epochs = math.ceil(config.train.max_steps / interval)
@@ -131,26 +138,28 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         predicted = predict_sentences(model, dev_sentences, vocabs, token_budget=config.train.batch_tokens)
         return score(dev_sentences, predicted)
 
+    evaluation = DevEvaluation(evaluate_dev, run_dir, patience=config.train.patience, write=chief)
     callbacks = [
         keras.callbacks.BackupAndRestore(str(run_dir / "checkpoints"), save_freq="epoch", delete_checkpoint=False),
-        DevEvaluation(evaluate_dev, run_dir, patience=config.train.patience, write=chief),
+        ResumeReport(),
+        evaluation,
         keras.callbacks.TensorBoard(str(run_dir / "logs"), update_freq="epoch", write_graph=False),
     ]
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
     started = time.time()
-    model.fit(dataset.repeat(), steps_per_epoch=interval, epochs=epochs, callbacks=callbacks, verbose=verbose)
+    model.fit(dataset, steps_per_epoch=interval, epochs=epochs, callbacks=callbacks, verbose=verbose)
     seconds = time.time() - started
     if chief:
         model.save_weights(run_dir / "final.weights.h5")
-    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
-    best = max(records, key=lambda r: r["dev_f1"])
+    best = max(evaluation.records, key=lambda r: r["dev_f1"])
     summary = {
         "steps": int(model.optimizer.iterations.numpy()),
         "best_step": best["step"],
         "best_dev_f1": best["dev_f1"],
         "policy": policy,
         "replicas": strategy.num_replicas_in_sync,
+        "optimizer": type(model.optimizer).__name__,
         "seconds_this_session": round(seconds, 1),
     }
     if chief:

@@ -30,15 +30,8 @@ def split_cpu(count: int) -> None:
 
 def make_strategy(kind: str = "auto") -> tf.distribute.Strategy:
     """Build the distribution strategy named by ``TrainConfig.strategy``."""
-    gpus = tf.config.list_logical_devices("GPU")
-    if kind == "auto":
-        return tf.distribute.MirroredStrategy() if gpus else tf.distribute.get_strategy()
-    if kind == "default":
-        return tf.distribute.get_strategy()
-    if kind == "mirrored":
-        devices = gpus or tf.config.list_logical_devices("CPU")
-        return tf.distribute.MirroredStrategy([d.name for d in devices])
     if kind == "multiworker":
+        # Must come before anything initialises the TensorFlow runtime (even listing devices).
         if "TF_CONFIG" not in os.environ:
             raise StrategyError(
                 "strategy 'multiworker' needs TF_CONFIG, e.g. "
@@ -49,6 +42,14 @@ def make_strategy(kind: str = "auto") -> tf.distribute.Strategy:
         except json.JSONDecodeError as error:
             raise StrategyError(f"TF_CONFIG is not valid JSON: {error}") from error
         return tf.distribute.MultiWorkerMirroredStrategy()
+    gpus = tf.config.list_logical_devices("GPU")
+    if kind == "auto":
+        return tf.distribute.MirroredStrategy() if gpus else tf.distribute.get_strategy()
+    if kind == "default":
+        return tf.distribute.get_strategy()
+    if kind == "mirrored":
+        devices = gpus or tf.config.list_logical_devices("CPU")
+        return tf.distribute.MirroredStrategy([d.name for d in devices])
     raise StrategyError(f"unknown strategy {kind!r}; expected auto, default, mirrored or multiworker")
 
 
