@@ -26,3 +26,25 @@ def shared_path(*parts: str) -> pathlib.Path:
     if not path.exists():
         pytest.skip(f"needs {path} (the project's shared data folder beside the checkout); not present here")
     return path
+
+
+@pytest.fixture(scope="session")
+def deepatt_run(tmp_path_factory):
+    """A tiny DeepAtt run trained with the bf16 policy on 20 real EWT sentences (shared by export
+    and serving tests)."""
+    from lisa_tf.config import load_config
+    from lisa_tf.training.loop import train
+    from tests.models.conftest import tiny_overrides
+
+    run = tmp_path_factory.mktemp("deepatt") / "run"
+    config = load_config(None, tiny_overrides(**{
+        "model.kind": "deepatt", "model.decode": "viterbi", "train.max_steps": 300, "train.eval_every": 300,
+        "train.mixed_precision": "mixed_bfloat16",
+    }))
+    try:
+        train(config, run, verbose=0)
+    finally:
+        import keras
+
+        keras.mixed_precision.set_global_policy("float32")
+    return run

@@ -1,7 +1,9 @@
 """DeepAtt: deep self-attention SRL (Tan et al. 2018).
 
 One example per (sentence, predicate). Input per token (§3.3): word embedding ⊕ predicate-mask
-embedding, scaled by √d plus a bias (the authors' code), plus the sinusoidal timing signal (§3.3,
+embedding (projected to d when their widths do not add up to d), scaled by √d (the authors' code, for
+embeddings initialised N(0, d^-1/2); ``model.scale_embeddings = false`` for GloVe rows, whose scale is
+already fixed), plus a bias, plus the sinusoidal timing signal (§3.3,
 Vaswani et al. 2017). Then N layers, each a non-linear sub-layer followed by a self-attention
 sub-layer, every sub-layer wrapped as ``LN(x + dropout(f(x)))`` (§3.2, Eqn 7). The non-linear
 sub-layer is an FFN ``ReLU(xW1)W2``, a BiLSTM (directions summed) or a GLU convolution of width 3
@@ -33,6 +35,7 @@ class TokenEncoder(keras.layers.Layer):
         vocab_size, embedding_size: word embedding table; ``embedding_matrix`` initialises it (GloVe).
         hidden_size, num_heads, filter_size, num_layers, sublayer: DeepAtt sizes (§4.1).
         residual_dropout, attention_dropout, relu_dropout: dropout rates.
+        scale_embeddings: multiply the input by √d (for N(0, d^-1/2) embeddings; off for GloVe).
     """
 
     def __init__(
@@ -48,10 +51,13 @@ class TokenEncoder(keras.layers.Layer):
         attention_dropout: float = 0.1,
         relu_dropout: float = 0.1,
         embedding_matrix: Optional[np.ndarray] = None,
+        scale_embeddings: bool = True,
         **kwargs,
     ):
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
+        # The authors' code multiplies N(0, d^-1/2)-initialised embeddings by √d (unit variance).
+        self.input_scale = math.sqrt(hidden_size) if scale_embeddings else 1.0
         normal = keras.initializers.RandomNormal(stddev=hidden_size**-0.5)
         self.words = keras.layers.Embedding(
             vocab_size,
@@ -91,7 +97,7 @@ class TokenEncoder(keras.layers.Layer):
         x = tf.concat([self.words(word_ids), self.predicate_mask(predicate_indicator)], axis=-1)
         if self.project is not None:
             x = self.project(x)
-        x = x * math.sqrt(self.hidden_size) + tf.cast(self.input_bias, x.dtype)
+        x = x * self.input_scale + tf.cast(self.input_bias, x.dtype)
         x = x + tf.cast(self.timing(x), x.dtype)
         x = self.input_dropout(x, training=training)
         for nonlinear, attention in self.blocks:
@@ -136,6 +142,7 @@ class DeepAtt(SrlModel):
             attention_dropout=config.attention_dropout,
             relu_dropout=config.relu_dropout,
             embedding_matrix=embedding_matrix,
+            scale_embeddings=config.scale_embeddings,
             name="encoder",
         )
         self.classifier = keras.layers.Dense(len(self.srl_labels), dtype="float32", name="srl_softmax")

@@ -1,0 +1,114 @@
+"""SavedModel export: signatures, float32, core-TF-only graph, and exact agreement of a fresh
+process (that never imports this project) with in-process prediction."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from data_pipeline.spans import bio_to_spans
+from export.saved_model import export_run
+from lisa_tf.config import load_config
+from lisa_tf.predict import predict_sentences
+from lisa_tf.training.data import read_split
+from lisa_tf.training.loop import load_run_config, restore_model
+
+FRESH = r'''
+import json, sys
+import numpy as np
+import tensorflow as tf
+assert "lisa_tf" not in sys.modules and "tensorflow_text" not in sys.modules
+export, requests = sys.argv[1], json.load(open(sys.argv[2]))
+loaded = tf.saved_model.load(export)
+fn = loaded.signatures["serving_default"]
+out = fn(tokens=tf.constant(requests["tokens"]), predicate_index=tf.constant(requests["predicate_index"], tf.int32))
+ops = set()
+graph = fn.graph.as_graph_def()
+ops.update(n.op for n in graph.node)
+for f in graph.library.function:
+    ops.update(n.op for n in f.node_def)
+sentences = loaded.signatures["sentences"](sentences=tf.constant(requests["sentences"]),
+                                           predicate_index=tf.constant(requests["predicate_index"], tf.int32))
+print(json.dumps({
+    "srl_tags": out["srl_tags"].numpy().astype(str).tolist(),
+    "sentences_tags": sentences["srl_tags"].numpy().astype(str).tolist(),
+    "dtypes": sorted({v.dtype.name for v in loaded.model_variables}),
+    "non_core_ops": sorted(op for op in ops if not hasattr(tf.raw_ops, op)),
+    "low_precision": [t for t in ("DT_BFLOAT16", "DT_HALF") if t in str(graph)],
+}))
+'''
+
+
+@pytest.fixture(scope="module")
+def exported(deepatt_run, tmp_path_factory):
+    out = tmp_path_factory.mktemp("exports") / "srl" / "1"
+    export_run(deepatt_run, out)
+    return out
+
+
+def _requests(run):
+    config = load_run_config(run)
+    sentences = read_split(config.data, config.data.dev, None, 20)
+    tokens, index, owners = [], [], []
+    for s, sentence in enumerate(sentences):
+        for k, predicate in enumerate(sentence.predicates):
+            tokens.append(list(sentence.words))
+            index.append(predicate.position)
+            owners.append((s, k))
+    width = max(map(len, tokens))
+    padded = [t + [""] * (width - len(t)) for t in tokens]
+    return sentences, {"tokens": padded, "predicate_index": index, "sentences": [" ".join(t) for t in tokens]}, owners
+
+
+def test_saved_model_cli_lists_the_signatures(exported):
+    cli = pathlib.Path(sys.executable).with_name("saved_model_cli")
+    shown = subprocess.run([str(cli), "show", "--all", "--dir", str(exported)], capture_output=True, text=True, check=True).stdout
+    for fragment in ("signature_def['serving_default']", "signature_def['sentences']", "inputs['tokens']",
+                     "inputs['predicate_index']", "outputs['srl_tags']", "outputs['srl_scores']", "DT_STRING"):
+        assert fragment in shown, fragment
+    assert (exported / "assets" / "words.tsv").exists() and (exported / "assets" / "srl_labels.tsv").exists()
+
+
+def test_fresh_process_reproduces_in_process_predictions(deepatt_run, exported, tmp_path):
+    sentences, requests, owners = _requests(deepatt_run)
+    (tmp_path / "requests.json").write_text(json.dumps(requests))
+    (tmp_path / "fresh.py").write_text(FRESH)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "fresh.py", str(exported), "requests.json"], cwd=tmp_path,
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    assert answer["non_core_ops"] == []
+    assert answer["dtypes"] == ["float32"] and answer["low_precision"] == []  # trained bf16, exported fp32
+    assert answer["sentences_tags"] == answer["srl_tags"]  # in-graph whitespace split = given tokens
+
+    model, vocabs, _ = restore_model(deepatt_run)
+    predicted = predict_sentences(model, sentences, vocabs)
+    for (s, k), tags in zip(owners, answer["srl_tags"]):
+        n = len(sentences[s])
+        assert all(t == "" for t in tags[n:])
+        exported_spans = [x for x in bio_to_spans(tags[:n]) if x.label not in ("V", "C-V")]
+        in_process = [x for x in predicted[s].predicates[k].arguments if x.label not in ("V", "C-V")]
+        assert exported_spans == in_process, (s, k)
+
+
+def test_rest_request_against_the_export(exported):
+    import urllib.request
+
+    from export.rest_server import PredictionService, RestServer, load_model
+
+    server = RestServer(PredictionService("srl", load_model(exported.parent)), port=0)
+    server.start_in_thread()
+    try:
+        body = json.dumps({"instances": [{"tokens": ["I", "love", "this", "place", "."], "predicate_index": 1}]}).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{server.port}/v1/models/srl:predict", data=body)
+        answer = json.loads(urllib.request.urlopen(request, timeout=60).read())
+    finally:
+        server.stop()
+    (prediction,) = answer["predictions"]
+    assert prediction["lengths"] == 5 and len(prediction["srl_tags"]) == 5
+    assert all(0.0 < p <= 1.0 for p in prediction["srl_scores"])
