@@ -92,6 +92,9 @@ class ModelConfig:
     selective: bool = True
     bilstm_encoder: bool = False
     multichannel_loss: str = "mean"
+    selective_next_input: str = "state"
+    selective_shared_connection: bool = True
+    selective_shared_classifier: bool = True
 
 
 @dataclasses.dataclass
@@ -157,6 +160,7 @@ _CHOICES = {
     ("model", "sublayer"): {"ffn", "rnn", "cnn"},
     ("model", "decode"): {"argmax", "viterbi"},
     ("model", "multichannel_loss"): {"mean", "sum"},
+    ("model", "selective_next_input"): {"state", "module"},
     ("train", "optimizer"): {"adadelta", "nadam"},
     ("train", "schedule"): {"piecewise", "noam"},
     ("train", "mixed_precision"): {"auto", "float32", "mixed_bfloat16", "mixed_float16"},

@@ -17,8 +17,21 @@ def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Opt
         from lisa_tf.models.deepatt import DeepAtt
 
         return DeepAtt(config, len(vocabs.words), vocabs.srl.entries, embedding_matrix, name="deepatt")
+    if config.kind in ("lisa", "sa"):
+        from lisa_tf.models.lisa import Lisa
+
+        return Lisa(
+            config,
+            len(vocabs.words),
+            vocabs.srl.entries,
+            vocabs.joint_pos_predicate.entries,
+            vocabs.pos.entries,
+            vocabs.dep_labels.entries,
+            embedding_matrix,
+            name=config.kind,
+        )
     if config.kind == "selective":
         from lisa_tf.models.selective import SelectiveSRL
 
         return SelectiveSRL(config, len(vocabs.words), vocabs.srl.entries, embedding_matrix, name="selective")
-    raise ValueError(f"model kind {config.kind!r} is not available; expected deepatt")
+    raise ValueError(f"model kind {config.kind!r} is not available; expected deepatt, lisa, sa or selective")

@@ -85,6 +85,16 @@ from lisa_tf.training.losses import masked_cross_entropy, per_replica
 NEXT_INPUTS = ("state", "module")
 
 
+def _without_keras_mask(tensor):
+    """``tensor`` without the implicit Keras mask a masking layer attached to it.
+
+    The padding mask is passed to every sub-layer explicitly; an implicit one left on the tensor
+    would only reach the attention projections (``EinsumDense``), which do not support masks and
+    warn on every call.
+    """
+    return tf.identity(tensor)
+
+
 class SelectiveSRL(SrlModel):
     """Selective Connection SRL model (Park et al. 2019). See the module docstring.
 
@@ -98,9 +108,9 @@ class SelectiveSRL(SrlModel):
             (module i+1 reads ``X_i``). None: ``config.selective_next_input`` if the config has that
             field, else ``"state"``. Irrelevant when ``config.selective`` is False.
         share_connection: one :class:`SelectiveConnection` for every layer (default) or one per
-            layer. None: ``config.selective_shared_connection`` if present, else True.
+            layer. None: ``config.selective_shared_connection``.
         share_classifier: one softmax matrix for every layer (default) or one per layer.
-            None: ``config.selective_shared_classifier`` if present, else True.
+            None: ``config.selective_shared_classifier``.
 
     Call arguments:
         features: the predicate-layout feature dict of :mod:`data_pipeline.dataset`
@@ -131,14 +141,14 @@ class SelectiveSRL(SrlModel):
     ):
         super().__init__(srl_labels, decode=config.decode, **kwargs)
         self.config = config
-        self.next_input = next_input if next_input is not None else getattr(config, "selective_next_input", "state")
+        self.next_input = next_input if next_input is not None else config.selective_next_input
         if self.next_input not in NEXT_INPUTS:
             raise ValueError(f"next_input must be one of {NEXT_INPUTS}, found {self.next_input!r}")
         self.share_connection = bool(
-            share_connection if share_connection is not None else getattr(config, "selective_shared_connection", True)
+            share_connection if share_connection is not None else config.selective_shared_connection
         )
         self.share_classifier = bool(
-            share_classifier if share_classifier is not None else getattr(config, "selective_shared_classifier", True)
+            share_classifier if share_classifier is not None else config.selective_shared_classifier
         )
         if config.multichannel_loss not in ("mean", "sum"):
             raise ValueError(f"multichannel_loss must be 'mean' or 'sum', found {config.multichannel_loss!r}")
@@ -157,6 +167,7 @@ class SelectiveSRL(SrlModel):
             num_layers=0,
             residual_dropout=config.residual_dropout,
             embedding_matrix=embedding_matrix,
+            scale_embeddings=config.scale_embeddings,
             name="embedding",
         )
         # §3.1 Eqn 6: optional BiLSTM encoding layer, directions summed.
@@ -204,7 +215,7 @@ class SelectiveSRL(SrlModel):
         mask = features["token_mask"]
         h = self.embedding(features["word_ids"], features["predicate_indicator"], mask, training=training)
         if self.sequence_encoder is not None:
-            h = self.sequence_encoder(h, mask=mask, training=training)
+            h = _without_keras_mask(self.sequence_encoder(h, mask=mask, training=training))
         state = self.initial_state(h) if self.initial_state is not None else None  # S_0
         layer_logits = []
         for i, (attention, fully_connected) in enumerate(self.attentive_modules):
@@ -216,7 +227,7 @@ class SelectiveSRL(SrlModel):
                 out = self.connection_norms[i](x + tf.cast(dropped, x.dtype))  # H_i = LN(X_i + S_i), §3.4
             else:
                 out = x  # ablation (§4.3): the module's own FC + LN output
-            h = out if self.next_input == "state" else x
+            h = _without_keras_mask(out if self.next_input == "state" else x)
             layer_logits.append(self.classifiers[0 if self.share_classifier else i](out))
         stacked = tf.stack(layer_logits, axis=0)
         return {"srl_layer_logits": stacked, "srl_logits": layer_logits[-1]}
