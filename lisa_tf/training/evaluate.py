@@ -33,8 +33,12 @@ def evaluate_runs(
     weights: str = "best",
     limit: int = 0,
     token_budget: int = 4096,
-) -> dict:
-    """Metrics of one run, or of an ensemble of runs (averaged softmax), on ``data``."""
+    return_sentences: bool = False,
+):
+    """Metrics of one run, or of an ensemble of runs (averaged softmax), on ``data``.
+
+    With ``return_sentences`` the result is ``(metrics, gold, predicted)``.
+    """
     if parse and gold_parse:
         raise ValueError("--parse and --gold-parse are exclusive: inject one parse")
     restored = [restore_model(run, weights) for run in runs]
@@ -72,7 +76,7 @@ def evaluate_runs(
         if not (parse or gold_parse) and predicted[0].heads is not None and gold[0].heads is not None:
             layers.append("parse")
         metrics["parsing"] = evaluate_parsing(gold, predicted, layers=layers)
-    return metrics
+    return (metrics, gold, predicted) if return_sentences else metrics
 
 
 def metrics_markdown(metrics: dict) -> str:

@@ -1,0 +1,26 @@
+"""``python -m lisa_tf experiments`` (what ``./run_experiments.sh`` runs)."""
+
+HELP = "run the papers' experiments end to end on open, conll05 or conll12 data"
+
+
+def add_arguments(parser):
+    parser.add_argument("dataset", choices=("open", "conll05", "conll12"))
+    parser.add_argument("--data-dir", help="conll05: the conll05st-release directory; conll12: train/development/test")
+    parser.add_argument("--parse-dir", help="CoNLL-U parses from an external parser: dev.conllu, test.conllu, ...")
+    parser.add_argument("--quick", action="store_true", help="tiny models on a slice of the data (minutes)")
+    parser.add_argument("--all", action="store_true", help="also DeepAtt-RNN and DeepAtt-CNN")
+    parser.add_argument("--models", nargs="+", help="only these (sa lisa deepatt_ffn selective ...)")
+    parser.add_argument("--out", help="output directory (default results/DATASET[-quick])")
+
+
+def run(args) -> int:
+    import sys
+
+    from lisa_tf.experiments import DatasetLayoutError, run_experiments
+
+    try:
+        run_experiments(args.dataset, args.data_dir, args.parse_dir, args.quick, args.out, args.all, args.models)
+    except DatasetLayoutError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,63 @@
+"""``results.md`` of an experiment run, in the papers' table layouts (from ``results.json``)."""
+
+from __future__ import annotations
+
+from lisa_tf.evaluation.tables import parsing_table, predicate_table, srl_table
+
+SPLIT_NAMES = {"dev": "Dev", "test": "Test", "wsj": "WSJ Test", "brown": "Brown Test"}
+
+
+def _rows(results: dict, splits, condition: str, metric: str, models) -> dict:
+    rows = {}
+    for key, suffix in models:
+        entry = results["models"].get(key)
+        if not entry:
+            continue
+        row = {SPLIT_NAMES.get(s, s): entry["eval"][f"{s}.{condition}"][metric]
+               for s in splits if f"{s}.{condition}" in entry["eval"]}
+        if row:
+            rows[entry["name"] + suffix] = row
+    return rows
+
+
+def results_markdown(results: dict, splits) -> str:
+    """Markdown tables: SRL with predicted predicates (both conventions), with gold predicates,
+    parsing (POS/UAS/LAS) and predicate detection."""
+    sentence_models = [("sa", ""), ("lisa", "")]
+    lisa_parses = [("lisa", " + gold parse")]
+    predicted = _rows(results, splits, "predicted", "srl", sentence_models)
+    predicted.update(_rows(results, splits, "gold_parse", "srl", lisa_parses))
+    predicted.update(_rows(results, splits, "external_parse", "srl", [("lisa", " + external parse")]))
+    swap = _rows(results, splits, "predicted", "srl_swap", sentence_models)
+    swap.update(_rows(results, splits, "gold_parse", "srl_swap", lisa_parses))
+    gold = _rows(results, splits, "gold_predicates", "srl", sentence_models)
+    gold.update(_rows(results, splits, "predicted", "srl",
+                      [(k, "") for k in ("deepatt_ffn", "deepatt_rnn", "deepatt_cnn", "selective")]))
+    parts = [f"# Results: {results['dataset']}{' (quick)' if results.get('quick') else ''}"]
+    for rows, caption in (
+        (predicted, "**SRL, predicted predicates** (srl-eval single run, LISA Table 1 layout): P / R / F1"),
+        (swap, "**SRL, predicted predicates, end-to-end convention** (He et al.: precision from the swapped run)"),
+        (gold, "**SRL, gold predicates** (LISA Table 2 / DeepAtt Table 1 layout)"),
+    ):
+        if rows:
+            parts.append(srl_table(rows, caption=caption))
+    parsing = {}
+    detection = {}
+    for key in ("sa", "lisa"):
+        entry = results["models"].get(key)
+        if not entry:
+            continue
+        for split in splits:
+            scores = entry["eval"].get(f"{split}.predicted", {}).get("parsing")
+            if scores:
+                parsing[f"{entry['name']} ({SPLIT_NAMES.get(split, split)})"] = scores
+                detection.setdefault(entry["name"], {})[SPLIT_NAMES.get(split, split)] = {
+                    k: scores[f"predicate_{k}"] for k in ("precision", "recall", "f1")}
+    if parsing:
+        parts.append(parsing_table(parsing, caption="**Parsing** (the model's own parse; LISA Table 5 layout)"))
+    if detection:
+        parts.append(predicate_table(detection, caption="**Predicate detection** (LISA Table 6 layout)"))
+    rest = {results["models"][k]["name"]: results["models"][k]["rest"]["status"] for k in results["models"]}
+    parts.append("REST smoke request against each export: " + ", ".join(f"{n} {s}" for n, s in rest.items()))
+    parts.append(f"Wall time: {results['seconds'] / 60:.1f} min (this invocation).")
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,210 @@
+"""The papers' experiments end to end: ``./run_experiments.sh {open,conll05,conll12}``.
+
+Per dataset: train SA, LISA, DeepAtt-FFN (RNN/CNN with ``--all``) and Selective Connection;
+evaluate each on dev and test with predicted predicates (both scorer conventions) and gold
+predicates; LISA also with the gold parse and, given ``--parse-dir``, an external parse (the paper's
++D&M); export each model and make one REST request against the export. Writes ``OUT/results.md``
+(the papers' table layouts), ``OUT/results.json`` and PNG figures. Re-running skips finished work
+and resumes interrupted training (every step is keyed by a file in OUT).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import time
+import urllib.request
+from typing import Optional
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+NAMES = {"sa": "SA", "lisa": "LISA", "deepatt_ffn": "DeepAtt-FFN", "deepatt_rnn": "DeepAtt-RNN",
+         "deepatt_cnn": "DeepAtt-CNN", "selective": "Selective Conn."}
+
+# Small models on a slice of the data: the whole pipeline in a few minutes on a 2-core CPU.
+QUICK = {
+    "data.max_train_sentences": "300", "data.max_eval_sentences": "80",
+    "model.embedding_size": "50", "model.hidden_size": "64", "model.num_heads": "4", "model.filter_size": "128",
+    "model.num_layers": "3", "model.pos_layer": "0", "model.parse_layer": "1", "model.parse_attention_layer": "2",
+    "model.parse_mlp_size": "64", "model.dep_label_mlp_size": "32", "model.srl_mlp_size": "64",
+    "train.max_steps": "300", "train.eval_every": "150", "train.batch_tokens": "1024", "train.patience": "0",
+    "train.optimizer": "nadam", "train.schedule": "noam", "train.learning_rate": "0.05", "train.warmup_steps": "100",
+    "train.epsilon": "1e-9",
+}
+
+
+class DatasetLayoutError(ValueError):
+    """The data directory does not hold what the dataset needs (the message lists what and where)."""
+
+
+@dataclasses.dataclass
+class Dataset:
+    name: str
+    format: str
+    train: str
+    dev: str
+    tests: dict
+    external_parses: dict = dataclasses.field(default_factory=dict)
+
+
+def _need(paths: dict, hint: str) -> None:
+    missing = [f"  {what}: {path}" for what, path in paths.items() if not pathlib.Path(path).exists()]
+    if missing:
+        raise DatasetLayoutError("missing data:\n" + "\n".join(missing) + "\n" + hint)
+
+
+def locate(name: str, data_dir: Optional[str], parse_dir: Optional[str]) -> Dataset:
+    """Where a dataset's splits are, checked up front with a message naming every missing file."""
+    if name == "open":
+        base = ROOT / "data" / "propbank-ewt"
+        splits = {s: str(base / f"{s}.gold_conll.gz") for s in ("train", "dev", "test")}
+        _need(splits, "PropBank-EWT ships in data/propbank-ewt; rebuild it with python -m data_pipeline.open_corpus")
+        dataset = Dataset("open", "conll12", splits["train"], splits["dev"], {"test": splits["test"]})
+    elif name == "conll05":
+        if not data_dir:
+            raise DatasetLayoutError("conll05 needs --data-dir DIR: the conll05st-release directory")
+        base = pathlib.Path(data_dir)
+        splits = {"train": base / "train", "dev": base / "devel", "wsj": base / "test.wsj", "brown": base / "test.brown"}
+        layers = {f"{k}/{layer}/": v / layer for k, v in splits.items() for layer in ("words", "props", "synt.cha")}
+        _need(layers, "expected the official conll05st-release layout (props/synt.cha from the CoNLL-2005 release at "
+              "https://www.cs.upc.edu/~srlconll/; train/devel words extracted from your Penn Treebank WSJ "
+              "sections 02-21 and 24; test.wsj/test.brown words from conll05st-tests.tar.gz)")
+        dataset = Dataset("conll05", "conll05", str(splits["train"]), str(splits["dev"]),
+                          {"wsj": str(splits["wsj"]), "brown": str(splits["brown"])})
+    elif name == "conll12":
+        if not data_dir:
+            raise DatasetLayoutError("conll12 needs --data-dir DIR holding train/, development/ and test/")
+        base = pathlib.Path(data_dir)
+        splits = {"train": base / "train", "dev": base / "development", "test": base / "test"}
+        _need(splits, "expected OntoNotes 5.0 *.gold_conll files in the CoNLL-2012 standard split (train/, "
+              "development/, test/; produced by the CoNLL-2012 skeleton2conll scripts from LDC2013T19)")
+        dataset = Dataset("conll12", "conll12", str(splits["train"]), str(splits["dev"]), {"test": str(splits["test"])})
+    else:
+        raise DatasetLayoutError(f"unknown dataset {name!r}; expected open, conll05 or conll12")
+    if parse_dir:
+        for split in ["dev", *dataset.tests]:
+            path = pathlib.Path(parse_dir) / f"{split}.conllu"
+            if path.exists():
+                dataset.external_parses[split] = str(path)
+    return dataset
+
+
+def _cached(path: pathlib.Path, compute):
+    if path.exists():
+        return json.loads(path.read_text())
+    value = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2) + "\n")
+    return value
+
+
+def _rest_smoke(export_base: pathlib.Path, model_name: str, layout: str) -> dict:
+    from export.rest_server import PredictionService, RestServer, load_model
+
+    server = RestServer(PredictionService(model_name, load_model(export_base, warn=lambda m: None)), port=0)
+    server.start_in_thread()
+    try:
+        instance = {"tokens": ["The", "company", "said", "it", "expects", "growth", "."]}
+        if layout == "predicate":
+            instance["predicate_index"] = 2
+        body = json.dumps({"instances": [instance]}).encode()
+        started = time.time()
+        request = urllib.request.Request(f"http://127.0.0.1:{server.port}/v1/models/{model_name}:predict", data=body)
+        with urllib.request.urlopen(request, timeout=120) as response:
+            answer = json.loads(response.read())
+        return {"status": response.status, "seconds": round(time.time() - started, 3), "prediction": answer["predictions"][0]}
+    finally:
+        server.stop()
+
+
+def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir: Optional[str] = None,
+                    quick: bool = False, out: Optional[str] = None, all_models: bool = False,
+                    models: Optional[list] = None) -> dict:
+    """Run the study; returns the results dict also written to ``OUT/results.json``."""
+    from export.saved_model import export_run
+    from lisa_tf.config import load_config
+    from lisa_tf.evaluation.plots import f1_by_length, plot_curves_grid, plot_f1_by_length
+    from lisa_tf.training.curves import read_metrics
+    from lisa_tf.training.evaluate import evaluate_runs
+    from lisa_tf.training.loop import train
+
+    dataset = locate(dataset_name, data_dir, parse_dir)
+    out = pathlib.Path(out or ROOT / "results" / (dataset_name + ("-quick" if quick else "")))
+    out.mkdir(parents=True, exist_ok=True)
+    if models is None:
+        models = ["sa", "lisa", "deepatt_ffn", "selective"] + (["deepatt_rnn", "deepatt_cnn"] if all_models else [])
+    splits = {"dev": dataset.dev, **dataset.tests}
+    results: dict = {"dataset": dataset_name, "quick": quick, "models": {}}
+    started = time.time()
+    length_series = {}
+    for key in models:
+        config_path = ROOT / "configs" / dataset_name / f"{key}.toml"
+        overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
+        if quick:
+            overrides += [f"{k}={v}" for k, v in QUICK.items()]
+        config = load_config(config_path, overrides)
+        run_dir = out / "runs" / key
+        print(f"== {NAMES[key]}: training ({config_path.relative_to(ROOT)}) -> {run_dir}", flush=True)
+        summary = train(config, run_dir)
+        entry = {"name": NAMES[key], "run": str(run_dir), "train": summary, "eval": {}}
+        limit = config.data.max_eval_sentences if quick else 0
+        for split, path in splits.items():
+            conditions = {"predicted": {}}
+            if key in ("sa", "lisa"):
+                conditions["gold_predicates"] = {"gold_predicates": True}
+            if key == "lisa":
+                conditions["gold_parse"] = {"gold_parse": True}
+                if split in dataset.external_parses:
+                    conditions["external_parse"] = {"parse": dataset.external_parses[split]}
+            for condition, options in conditions.items():
+                target = out / "eval" / key / f"{split}.{condition}.json"
+                print(f"   evaluating {split} ({condition})", flush=True)
+
+                def compute():
+                    metrics, gold, predicted = evaluate_runs([str(run_dir)], path, limit=limit,
+                                                             return_sentences=True, **options)
+                    metrics["f1_by_length"] = f1_by_length(gold, predicted)
+                    return metrics
+
+                entry["eval"][f"{split}.{condition}"] = _cached(target, compute)
+        if key in ("sa", "lisa"):
+            length_series[NAMES[key]] = entry["eval"]["dev.predicted"]["f1_by_length"]
+            if key == "lisa":
+                length_series["LISA + gold parse"] = entry["eval"]["dev.gold_parse"]["f1_by_length"]
+        export_dir = out / "exports" / key / "1"
+        if not (export_dir / "saved_model.pb").exists():
+            print(f"   exporting -> {export_dir}", flush=True)
+            export_run(run_dir, export_dir)
+        layout = "sentence" if key in ("sa", "lisa") else "predicate"
+        entry["rest"] = _rest_smoke(export_dir.parent, key, layout)
+        print(f"   REST {entry['rest']['status']} in {entry['rest']['seconds']} s", flush=True)
+        results["models"][key] = entry
+    results["seconds"] = round(time.time() - started, 1)
+    plot_curves_grid({NAMES[k]: read_metrics(out / "runs" / k / "metrics.jsonl") for k in models}, out / "curves.png")
+    if length_series:
+        plot_f1_by_length(length_series, out / "f1_by_length.png")
+    if "lisa" in models:
+        _syntax_heatmap(out / "runs" / "lisa", dataset, out / "syntax_head.png")
+    from lisa_tf.evaluation.report import results_markdown
+
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "results.md").write_text(results_markdown(results, list(splits)))
+    print((out / "results.md").read_text())
+    return results
+
+
+def _syntax_heatmap(run_dir: pathlib.Path, dataset: Dataset, png: pathlib.Path) -> None:
+    """LISA's syntax head on one dev sentence, against the gold parse."""
+    from data_pipeline.dataset import make_dataset
+    from lisa_tf.evaluation.plots import plot_attention_heatmap
+    from lisa_tf.training.data import read_split
+    from lisa_tf.training.loop import restore_model
+
+    model, vocabs, config = restore_model(run_dir)
+    sentences = [s for s in read_split(config.data, dataset.dev, None, 200) if 8 <= len(s) <= 16 and s.heads][:1]
+    if not sentences or not getattr(model, "uses_syntax", False):
+        return
+    batch = next(iter(make_dataset(sentences, vocabs, layout=model.layout, shuffle=False, unknown_labels="map")[0]))
+    weights = model.attention_weights(batch)[config.model.parse_attention_layer]
+    plot_attention_heatmap(weights.numpy()[0, config.model.parse_head], sentences[0].words, sentences[0].heads, png,
+                           title="LISA syntax head (predicted parse) vs gold heads (red)")
