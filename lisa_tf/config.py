@@ -60,6 +60,8 @@ class ModelConfig:
         residual_dropout, attention_dropout, relu_dropout: dropout *rates*.
         label_smoothing: on the SRL softmax (0.1 in both papers' code).
         decode: ``argmax`` or ``viterbi``.
+        transition_log_probs: Viterbi adds tag-transition log-probabilities estimated on the training
+            data (LISA); otherwise it only forbids invalid BIO transitions.
         scale_embeddings: multiply the input embeddings by √d (DeepAtt's code; for random init).
     """
 
@@ -75,6 +77,7 @@ class ModelConfig:
     relu_dropout: float = 0.1
     label_smoothing: float = 0.1
     decode: str = "argmax"
+    transition_log_probs: bool = False
     scale_embeddings: bool = True
     # LISA (Strubell et al. 2018, §2-3); layer indices are 0-based.
     pos_layer: int = 2

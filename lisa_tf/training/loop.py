@@ -126,10 +126,11 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     with strategy.scope():
         model.compile(optimizer=make_optimizer(config.train))
         model.build_from_batch(next(iter(dataset)))
-    tag_sequences = [predicate_bio_tags(p, len(s))[0] for s in train_sentences for p in s.predicates]
-    model.set_transitions(
-        transition_log_probs(tag_sequences, vocabs.srl.entries), start_log_probs(tag_sequences, vocabs.srl.entries)
-    )
+    if config.model.transition_log_probs:
+        tag_sequences = [predicate_bio_tags(p, len(s))[0] for s in train_sentences for p in s.predicates]
+        model.set_transitions(
+            transition_log_probs(tag_sequences, vocabs.srl.entries), start_log_probs(tag_sequences, vocabs.srl.entries)
+        )
 
     interval = max(1, config.train.eval_every)
     epochs = math.ceil(config.train.max_steps / interval)
