@@ -113,7 +113,8 @@ class TrainConfig:
         warmup_steps: noam schedule warm-up.
         clip_norm: global-norm gradient clipping (0 = off).
         batch_tokens: token budget per batch (summed over replicas).
-        max_steps, eval_every, checkpoint_every, patience: run control (patience counts evaluations
+        max_steps, eval_every, patience: run control; a checkpoint is written at every evaluation
+            (every ``eval_every`` steps) and at the end (patience counts evaluations
             without a dev F1 improvement; 0 = no early stopping).
         mixed_precision: ``auto``, ``float32``, ``mixed_bfloat16`` or ``mixed_float16``.
         strategy: ``auto`` (MirroredStrategy over GPUs, default strategy on CPU), ``mirrored``,
@@ -135,7 +136,6 @@ class TrainConfig:
     batch_tokens: int = 4096
     max_steps: int = 600_000
     eval_every: int = 1000
-    checkpoint_every: int = 1000
     patience: int = 0
     mixed_precision: str = "auto"
     strategy: str = "auto"

@@ -98,7 +98,8 @@ def _sentence_from_outputs(sentence: Sentence, out: dict, vocabs: Vocabularies) 
         position = int(position)
         lemma = gold_lemmas.get(position, sentence.words[position].lower())
         predicates.append(Predicate(position, lemma, None, tags_to_arguments(out["srl_tags"][position, :n], vocabs, position)))
-    changes: dict = {"predicates": predicates}
+    # Layers the model does not predict are cleared, never passed through from the gold input.
+    changes: dict = {"predicates": predicates, "heads": None, "dep_labels": None}
     if "pos" in out:
         changes["pos"] = [vocabs.pos.entry(int(i)) for i in out["pos"][:n]]
     if "heads" in out:

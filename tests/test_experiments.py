@@ -1,0 +1,73 @@
+"""run_experiments end to end: ``open --quick`` on the shipped data, and ``conll05 --quick`` on a
+miniature conll05st-release tree laid out from the public CoNLL-2005 test sets."""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, shared_path
+
+
+def _run(args, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2")
+    return subprocess.run([sys.executable, "-W", "ignore", "-m", "lisa_tf", "experiments", *args],
+                          capture_output=True, text=True, env=env, timeout=1200, cwd=tmp_path)
+
+
+def _check_results(out: pathlib.Path, splits):
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["models"]) == {"sa", "lisa", "deepatt_ffn", "selective"}
+    for key, entry in results["models"].items():
+        assert entry["rest"]["status"] == 200
+        for split in splits:
+            scores = entry["eval"][f"{split}.predicted"]["srl"]
+            assert 0.0 <= scores["f1"] <= 100.0
+    lisa = results["models"]["lisa"]["eval"]
+    assert {f"{s}.gold_parse" for s in splits} <= set(lisa)
+    assert "uas" in lisa["dev.predicted"]["parsing"]
+    assert "uas" not in results["models"]["sa"]["eval"]["dev.predicted"]["parsing"]  # SA predicts no parse
+    text = (out / "results.md").read_text()
+    for fragment in ("SRL, predicted predicates", "SRL, gold predicates", "LISA + gold parse", "Parsing",
+                     "Predicate detection"):
+        assert fragment in text
+    for png in ("curves.png", "f1_by_length.png", "syntax_head.png"):
+        assert (out / png).stat().st_size > 1000, png
+    return results
+
+
+def test_open_quick_end_to_end_and_resume(tmp_path):
+    out = tmp_path / "open"
+    first = _run(["open", "--quick", "--out", str(out)], tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    results = _check_results(out, ["dev", "test"])
+    # a second invocation finds everything done and recomputes nothing
+    second = _run(["open", "--quick", "--out", str(out)], tmp_path)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "training already finished" in second.stdout and "exporting" not in second.stdout
+    assert json.loads((out / "results.json").read_text())["models"]["sa"]["eval"] == results["models"]["sa"]["eval"]
+
+
+def test_conll05_quick_on_a_miniature_release_tree(tmp_path):
+    release = shared_path("conll05st", "conll05st-release")
+    tree = tmp_path / "conll05st-release"
+    layout = {"train": "test.wsj", "devel": "test.wsj", "test.wsj": "test.wsj", "test.brown": "test.brown"}
+    for split, source in layout.items():
+        for layer in ("words", "props", "synt.cha"):
+            (tree / split / layer).mkdir(parents=True)
+            shutil.copy(release / source / layer / f"{source}.{layer}.gz", tree / split / layer / f"{split}.{layer}.gz")
+    out = tmp_path / "conll05"
+    result = _run(["conll05", "--data-dir", str(tree), "--quick", "--out", str(out)], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    _check_results(out, ["dev", "wsj", "brown"])
+
+
+def test_incomplete_data_dir_says_what_is_expected(tmp_path):
+    (tmp_path / "release" / "train" / "props").mkdir(parents=True)
+    result = _run(["conll05", "--data-dir", str(tmp_path / "release"), "--quick"], tmp_path)
+    assert result.returncode == 2
+    assert "train/words/" in result.stderr and "Penn Treebank" in result.stderr
