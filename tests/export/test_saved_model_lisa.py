@@ -1,0 +1,78 @@
+"""LISA export: the three signatures, and ``with_parse`` equals ``evaluate --parse`` (in-process
+prediction with the same parse injected) on the same real sentences."""
+
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data_pipeline.spans import bio_to_spans
+from export.saved_model import export_run
+from lisa_tf.config import load_config
+from lisa_tf.predict import predict_sentences
+from lisa_tf.training.data import read_split
+from lisa_tf.training.loop import restore_model, train
+from tests.models.conftest import tiny_overrides
+from tests.models.test_lisa import TINY_LISA
+
+
+@pytest.fixture(scope="module")
+def lisa_export(tmp_path_factory):
+    base = tmp_path_factory.mktemp("lisa")
+    config = load_config(None, tiny_overrides(**TINY_LISA, **{"train.max_steps": 200, "train.eval_every": 200}))
+    train(config, base / "run", verbose=0)
+    export_run(base / "run", base / "srl" / "1")
+    return base / "run", base / "srl" / "1"
+
+
+def _padded(sentences):
+    width = max(len(s) for s in sentences)
+    tokens = [list(s.words) + [""] * (width - len(s)) for s in sentences]
+    heads = [list(s.heads) + [-1] * (width - len(s)) for s in sentences]
+    return tf.constant(tokens), tf.constant(heads, tf.int32)
+
+
+def _spans_by_predicate(out, b, n):
+    result = {}
+    for p, position in enumerate(out["predicate_positions"][b]):
+        if position >= 0:
+            tags = [t.decode() for t in out["srl_tags"][b, p, :n]]
+            result[int(position)] = [s for s in bio_to_spans(tags) if s.label not in ("V", "C-V")]
+    return result
+
+
+def test_signatures(lisa_export):
+    _, export = lisa_export
+    cli = pathlib.Path(sys.executable).with_name("saved_model_cli")
+    shown = subprocess.run([str(cli), "show", "--all", "--dir", str(export)], capture_output=True, text=True, check=True).stdout
+    for fragment in ("signature_def['serving_default']", "signature_def['with_parse']", "signature_def['sentences']",
+                     "inputs['parse_heads']", "outputs['heads']", "outputs['pos']", "outputs['dep_labels']",
+                     "outputs['predicate_flags']", "outputs['predicate_positions']", "outputs['srl_tags']"):
+        assert fragment in shown, fragment
+
+
+@pytest.mark.parametrize("inject", [True, False])
+def test_export_equals_in_process_prediction(lisa_export, inject):
+    run, export = lisa_export
+    model, vocabs, config = restore_model(run)
+    sentences = read_split(config.data, config.data.train, config.data.parse_train, 20)
+    expected = predict_sentences(model, sentences, vocabs, inject_parse=inject, gold_predicates=False)
+    loaded = tf.saved_model.load(str(export))
+    tokens, heads = _padded(sentences)
+    if inject:
+        out = loaded.signatures["with_parse"](tokens=tokens, parse_heads=heads)
+    else:
+        out = loaded.signatures["serving_default"](tokens=tokens)
+    out = {k: v.numpy() for k, v in out.items()}
+    for b, (sentence, predicted) in enumerate(zip(sentences, expected)):
+        n = len(sentence)
+        got = _spans_by_predicate(out, b, n)
+        want = {p.position: [s for s in p.arguments if s.label not in ("V", "C-V")] for p in predicted.predicates}
+        assert got == want, b
+        assert [t.decode() for t in out["pos"][b, :n]] == predicted.pos
+        assert list(out["heads"][b, :n]) == predicted.heads
+        if inject:
+            assert list(out["heads"][b, :n]) == sentence.heads  # the injected parse is the parse
