@@ -211,6 +211,22 @@ def _set(config: ExperimentConfig, section: str, key: str, value: Any, where: st
     setattr(part, key, value)
 
 
+PROJECT_ROOT = pathlib.Path(__file__).resolve().parents[1]
+_PATH_FIELDS = ("train", "dev", "parse_train", "parse_dev", "embeddings")
+
+
+def _resolve_data_paths(data: DataConfig) -> None:
+    """Relative paths written in a config file are relative to the project root (``data/...``), so
+    a config works from any working directory; paths given as overrides stay as typed."""
+
+    def resolve(value: str) -> str:
+        return str(PROJECT_ROOT / value) if value and not os.path.isabs(value) else value
+
+    for name in _PATH_FIELDS:
+        setattr(data, name, resolve(getattr(data, name)))
+    data.test = {k: resolve(v) for k, v in data.test.items()}
+
+
 def load_config(path: Optional[str | os.PathLike] = None, overrides: Iterable[str] = ()) -> ExperimentConfig:
     """Read a TOML/JSON config (relative data paths resolve against the project root), then apply
     ``section.key=value`` overrides.
@@ -234,6 +250,7 @@ def load_config(path: Optional[str | os.PathLike] = None, overrides: Iterable[st
                 raise ConfigError(f"{path}: top-level {section!r} must be a table")
             for key, value in values.items():
                 _set(config, section, key, value, str(path))
+        _resolve_data_paths(config.data)
     for item in overrides:
         name, sep, value = item.partition("=")
         section, dot, key = name.partition(".")

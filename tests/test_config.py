@@ -16,7 +16,9 @@ def test_file_then_overrides(tmp_path):
     config = load_config(path, ["train.max_steps=7", "model.hidden_size=32", "train.values=[1, 0.5]", "model.syntax=false"])
     assert config.model.num_layers == 4 and config.train.max_steps == 7 and config.model.hidden_size == 32
     assert config.train.values == [1.0, 0.5] and config.model.syntax is False
-    assert config.data.test == {"wsj": "a", "brown": "b"}
+    from lisa_tf.config import PROJECT_ROOT
+
+    assert config.data.test == {"wsj": str(PROJECT_ROOT / "a"), "brown": str(PROJECT_ROOT / "b")}
 
 
 @pytest.mark.parametrize(
@@ -39,3 +41,13 @@ def test_bad_file_names_the_file(tmp_path):
     path.write_text("[model]\nnum_layers = 'x'\n")
     with pytest.raises(ConfigError, match="bad.toml"):
         load_config(path)
+
+
+def test_relative_data_paths_in_files_resolve_against_the_project_root(tmp_path, monkeypatch):
+    from lisa_tf.config import PROJECT_ROOT
+
+    monkeypatch.chdir(tmp_path)
+    config = load_config(PROJECT_ROOT / "configs" / "open" / "lisa.toml", ["data.dev=mine/dev.gz"])
+    assert config.data.train == str(PROJECT_ROOT / "data" / "propbank-ewt" / "train.gold_conll.gz")
+    assert config.data.test["test"] == str(PROJECT_ROOT / "data" / "propbank-ewt" / "test.gold_conll.gz")
+    assert config.data.dev == "mine/dev.gz"  # overrides are taken as typed
