@@ -105,8 +105,8 @@ class SelectiveSRL(SrlModel):
         vocab_size: word vocabulary size; ``srl_labels``: BIO tags in id order.
         embedding_matrix: pre-trained rows for the vocabulary, or None.
         next_input: ``"state"`` (default; module i+1 reads ``LN(X_i + S_i)``) or ``"module"``
-            (module i+1 reads ``X_i``). None: ``config.selective_next_input`` if the config has that
-            field, else ``"state"``. Irrelevant when ``config.selective`` is False.
+            (module i+1 reads ``X_i``). None: ``config.selective_next_input``.
+            Irrelevant when ``config.selective`` is False.
         share_connection: one :class:`SelectiveConnection` for every layer (default) or one per
             layer. None: ``config.selective_shared_connection``.
         share_classifier: one softmax matrix for every layer (default) or one per layer.
