@@ -53,6 +53,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sentences", type=int, default=400)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-rest", action="store_true")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "serving.json"))
     args = parser.parse_args(argv)
 
     model, vocabs, config = restore_model(args.run)
@@ -98,9 +99,9 @@ def main(argv=None) -> int:
     print(f"| Keras model (ids in, tag ids out) | {result['keras_tokens_per_s']:,.0f} |")
     print(f"| SavedModel (strings in, tags out, Viterbi) | {result['savedmodel_tokens_per_s']:,.0f} |")
     print(f"SavedModel / Keras = {result['ratio']:.2f}x (target >= 0.8x)")
-    out = ROOT / "benchmarks" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "serving.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, default=float) + "\n")
     return 0
 
 

@@ -116,6 +116,8 @@ class TrainConfig:
         max_steps, eval_every, patience: run control; a checkpoint is written at every evaluation
             (every ``eval_every`` steps) and at the end (patience counts evaluations
             without a dev F1 improvement; 0 = no early stopping).
+        keep_weights: how many of the latest per-evaluation weight files to keep in ``weights/``
+            (``step-N.weights.h5``) for checkpoint averaging (``average-checkpoints``); 0 = none.
         mixed_precision: ``auto``, ``float32``, ``mixed_bfloat16`` or ``mixed_float16``.
         strategy: ``auto`` (MirroredStrategy over GPUs, default strategy on CPU), ``mirrored``,
             ``multiworker`` (MultiWorkerMirroredStrategy from TF_CONFIG) or ``default``.
@@ -137,6 +139,7 @@ class TrainConfig:
     max_steps: int = 600_000
     eval_every: int = 1000
     patience: int = 0
+    keep_weights: int = 5
     mixed_precision: str = "auto"
     strategy: str = "auto"
     seed: int = 1

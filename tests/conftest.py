@@ -48,3 +48,23 @@ def deepatt_run(tmp_path_factory):
 
         keras.mixed_precision.set_global_policy("float32")
     return run
+
+
+@pytest.fixture(scope="session")
+def deepatt_pair(tmp_path_factory):
+    """Two tiny argmax-decoding DeepAtt runs on the same 20 real EWT sentences that differ only in
+    their seed; each evaluated three times, keeping the weights of the last two evaluations."""
+    from lisa_tf.config import load_config
+    from lisa_tf.training.loop import train
+    from tests.models.conftest import tiny_overrides
+
+    base = tmp_path_factory.mktemp("deepatt_pair")
+    runs = []
+    for seed in (1, 2):
+        config = load_config(None, tiny_overrides(**{
+            "model.kind": "deepatt", "model.decode": "argmax", "train.max_steps": 90, "train.eval_every": 30,
+            "train.keep_weights": 2, "train.seed": seed,
+        }))
+        train(config, base / f"seed{seed}", verbose=0)
+        runs.append(base / f"seed{seed}")
+    return runs

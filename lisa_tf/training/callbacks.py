@@ -25,9 +25,12 @@ class DevEvaluation(keras.callbacks.Callback):
         run_dir: where ``metrics.jsonl``, ``best/`` and ``curves.png`` go.
         patience: evaluations without a new best dev F1 before stopping; 0 = never stop early.
         write: False on non-chief workers of a multi-worker run.
+        keep_weights: keep the weights of the latest this many evaluations in ``weights/step-N.weights.h5``
+            (the inputs of checkpoint averaging); 0 = keep none.
     """
 
-    def __init__(self, evaluate: Callable[[], dict], run_dir, patience: int = 0, write: bool = True):
+    def __init__(self, evaluate: Callable[[], dict], run_dir, patience: int = 0, write: bool = True,
+                 keep_weights: int = 0):
         super().__init__()
         self.evaluate = evaluate
         self.run_dir = pathlib.Path(run_dir)
@@ -35,6 +38,7 @@ class DevEvaluation(keras.callbacks.Callback):
         self.write = write
         self.metrics_path = self.run_dir / "metrics.jsonl"
         self.best_path = self.run_dir / "best" / "model.weights.h5"
+        self.keep_weights = keep_weights
         self._started = time.time()
         #: every evaluation of the run so far (read back from metrics.jsonl when resuming)
         self.records: list[dict] = []
@@ -75,11 +79,29 @@ class DevEvaluation(keras.callbacks.Callback):
                 self.best_path.parent.mkdir(parents=True, exist_ok=True)
                 self.model.save_weights(self.best_path)
                 (self.best_path.parent / "step.json").write_text(json.dumps({"step": step, "dev_f1": record["dev_f1"]}))
+            self._keep(step)
             plot_curves(self.records, self.run_dir / "curves.png", title=self.run_dir.name)
         since = 0 if improved else since + 1
         if self.patience and since >= self.patience:
             print(f"early stopping: no dev F1 improvement in {since} evaluations", flush=True)
             self.model.stop_training = True
+
+
+    def _keep(self, step: int) -> None:
+        """Save this evaluation's weights; delete the ones older than the latest ``keep_weights``."""
+        if not self.keep_weights:
+            return
+        directory = self.run_dir / "weights"
+        directory.mkdir(exist_ok=True)
+        self.model.save_weights(directory / f"step-{step}.weights.h5")
+        for old in step_weight_files(directory)[: -self.keep_weights]:
+            old.unlink()
+
+
+def step_weight_files(directory) -> list[pathlib.Path]:
+    """The ``step-N.weights.h5`` files of ``directory``, oldest step first."""
+    files = pathlib.Path(directory).glob("step-*.weights.h5")
+    return sorted(files, key=lambda p: int(p.name[len("step-"):-len(".weights.h5")]))
 
 
 class ResumeReport(keras.callbacks.Callback):

@@ -13,7 +13,7 @@ the distribution strategy and precision policy of the config, and runs ``keras.M
 * ``keras.callbacks.TensorBoard`` writes ``logs/``; the console shows Keras' progress bar.
 
 Run directory: ``config.json``, ``vocab/``, ``checkpoints/``, ``best/``, ``metrics.jsonl``,
-``curves.png``, ``logs/``, ``final.weights.h5`` and ``done.json`` when training ends.
+``curves.png``, ``logs/``, ``weights/`` (latest per-evaluation weights), ``final.weights.h5`` and ``done.json`` when training ends.
 """
 
 from __future__ import annotations
@@ -139,7 +139,8 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         predicted = predict_sentences(model, dev_sentences, vocabs, token_budget=config.train.batch_tokens)
         return score(dev_sentences, predicted)
 
-    evaluation = DevEvaluation(evaluate_dev, run_dir, patience=config.train.patience, write=chief)
+    evaluation = DevEvaluation(evaluate_dev, run_dir, patience=config.train.patience, write=chief,
+                                keep_weights=config.train.keep_weights)
     callbacks = [
         keras.callbacks.BackupAndRestore(str(run_dir / "checkpoints"), save_freq="epoch", delete_checkpoint=False),
         ResumeReport(),

@@ -1,0 +1,34 @@
+"""The throughput benchmark runs and compares like with like (its speed figures are not asserted:
+targets are met in benchmarks/, never in timed tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_throughput_benchmark_compares_equal_sized_models(tmp_path):
+    out = tmp_path / "throughput.json"
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "benchmarks/throughput.py", "--models", "deepatt_paper", "keras_hub_paper",
+         "--policy", "float32", "--sentences", "30", "--batches", "2", "--batch-tokens", "512",
+         "--matmul-size", "128", "--out", str(out)],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    rows = {r["model"]: r for r in report["rows"]}
+    assert set(rows) == {"deepatt_paper", "keras_hub_paper"}
+    ours, hub = rows["deepatt_paper"], rows["keras_hub_paper"]
+    # same embeddings, depth, width, heads and FFN: parameter counts agree to within biases/norms
+    assert abs(ours["parameters"] - hub["parameters"]) / hub["parameters"] < 0.01
+    assert ours["tokens"] == hub["tokens"] > 0
+    for row in rows.values():
+        assert row["train_tokens_per_s"] > 0 and row["infer_tokens_per_s"] > 0 and row["peak_training_rss_mb"] > 0
+    assert ours["decode"] == "viterbi" and ours["viterbi_overhead"] > 0
+    assert set(report["deepatt_over_keras_hub"]) == {"float32"}
+    assert "DeepAtt-FFN / keras-hub" in done.stdout
