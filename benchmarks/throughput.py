@@ -16,6 +16,7 @@ layout), the same optimiser (Nadam, clip 1.0) and the same dtype policy (``--pol
 bf16 on a CPU with native bf16, else float32; several may be given). For each it measures
 
 * training tokens/s: ``model.fit`` over the batches, after one untimed pass that traces the step;
+  every timing is the best of three passes (the machine is shared; single passes vary by ±15 %);
 * inference tokens/s: the forward pass to probabilities (``encode``) and, for SRL models, the decoding
   (argmax or Viterbi, ``decode``) in ``tf.function`` s; ``viterbi_overhead`` = decode time / encode time;
 * utilisation: estimated FLOPs (2 × kernel parameters per token + 4·d·T per attention layer; training
@@ -32,6 +33,7 @@ Prints a table and the DeepAtt / keras-hub ratios (target ≥ 1.0×) and writes
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import pathlib
@@ -138,26 +140,24 @@ def _timed(fn, batches) -> float:
     return time.perf_counter() - started
 
 
-def measure(model, config: ModelConfig, dataset, batches, tokens: int, matmul: dict, policy: str) -> dict:
-    """Training and inference rates of one built model on the given batches."""
+def measure(model, config: ModelConfig, dataset, batches, tokens: int, matmul: dict, policy: str,
+            repeats: int = 3) -> dict:
+    """Training and inference rates of one built model on the given batches (best of ``repeats`` passes)."""
     model.compile(optimizer=keras.optimizers.Nadam(1e-4, beta_2=0.98, epsilon=1e-9, global_clipnorm=1.0))
     _fit(model, dataset, len(batches))  # traces the train step for the batch shapes
-    train_seconds = _fit(model, dataset, len(batches))
+    train_seconds = min(_fit(model, dataset, len(batches)) for _ in range(repeats))
     peak_training = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     encode = tf.function(lambda b: model.predict_scores(b), reduce_retracing=True)
     result = {}
     for batch in batches:
         encode(batch)
-    encode_seconds = _timed(encode, batches)
+    encode_seconds = min(_timed(encode, batches) for _ in range(repeats))
     if hasattr(model, "decode_scores"):
         scores = [encode(b) for b in batches]
         decode = tf.function(lambda s, b: model.decode_scores(s, b), reduce_retracing=True)
         for s, b in zip(scores, batches):
             decode(s, b)
-        started = time.perf_counter()
-        for s, b in zip(scores, batches):
-            decode(s, b)
-        decode_seconds = time.perf_counter() - started
+        decode_seconds = min(_timed(lambda pair: decode(*pair), list(zip(scores, batches))) for _ in range(repeats))
         result.update(decode=config.decode, decode_tokens_per_s=tokens / decode_seconds,
                       viterbi_overhead=decode_seconds / encode_seconds)
     lengths = np.concatenate([b["length"].numpy() for b in batches])
@@ -291,8 +291,13 @@ def main(argv=None) -> int:
     parser.add_argument("--matmul-size", type=int, default=1024)
     parser.add_argument("--matmul-gflops", nargs=2, type=float, metavar=("FLOAT32", "BFLOAT16"),
                         help="use these matmul rates (measured earlier in the same run) instead of measuring")
+    parser.add_argument("--no-dropout", action="store_true",
+                        help="dropout off in both paper-size models (like-for-like: keras-hub's block has no ReLU dropout)")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
+    if args.no_dropout:
+        global PAPER
+        PAPER = dataclasses.replace(PAPER, residual_dropout=0.0, attention_dropout=0.0, relu_dropout=0.0)
     matmul = dict(zip(("float32", "bfloat16"), args.matmul_gflops)) if args.matmul_gflops else None
     report = run(args.models, args.policy, args.sentences, args.batch_tokens, args.batches, args.matmul_size, matmul)
     print(markdown(report))

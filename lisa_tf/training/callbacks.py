@@ -42,6 +42,8 @@ class DevEvaluation(keras.callbacks.Callback):
         self._started = time.time()
         #: every evaluation of the run so far (read back from metrics.jsonl when resuming)
         self.records: list[dict] = []
+        #: True once patience ran out in this session
+        self.stopped_early = False
 
     def on_train_begin(self, logs=None):
         self.records = read_metrics(self.metrics_path) if self.write else []
@@ -85,6 +87,7 @@ class DevEvaluation(keras.callbacks.Callback):
         if self.patience and since >= self.patience:
             print(f"early stopping: no dev F1 improvement in {since} evaluations", flush=True)
             self.model.stop_training = True
+            self.stopped_early = True
 
 
     def _keep(self, step: int) -> None:

@@ -6,7 +6,8 @@ the distribution strategy and precision policy of the config, and runs ``keras.M
 
 * ``keras.callbacks.BackupAndRestore`` (``checkpoints/``) saves weights, optimiser state and the
   interval count after every interval; re-running ``train`` on the same run directory resumes from the
-  last interval with the same step and optimiser state;
+  last interval with the same step and optimiser state; a finished run given a larger
+  ``train.max_steps`` continues from its last checkpoint (unless it stopped early);
 * :class:`~lisa_tf.training.callbacks.DevEvaluation` scores the dev set with the project's srl-eval,
   appends ``metrics.jsonl``, keeps the best weights in ``best/`` and stops early after ``patience``
   intervals without improvement;
@@ -94,8 +95,13 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
             )
     config.save(run_dir / "config.json")
     if (run_dir / "done.json").exists():
-        print(f"{run_dir}: training already finished; nothing to do", flush=True)
-        return json.loads((run_dir / "done.json").read_text())
+        done = json.loads((run_dir / "done.json").read_text())
+        if done["steps"] >= config.train.max_steps or done.get("stopped_early"):
+            print(f"{run_dir}: training already finished; nothing to do", flush=True)
+            return done
+        print(f"{run_dir}: finished at step {done['steps']}; continuing to train.max_steps={config.train.max_steps}",
+              flush=True)
+        (run_dir / "done.json").unlink()
 
     strategy = make_strategy(config.train.strategy)  # first: multi-worker set-up precedes any TF op
     keras.utils.set_random_seed(config.train.seed)
@@ -163,6 +169,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         "replicas": strategy.num_replicas_in_sync,
         "optimizer": type(model.optimizer).__name__,
         "seconds_this_session": round(seconds, 1),
+        "stopped_early": evaluation.stopped_early,
     }
     if chief:
         (run_dir / "done.json").write_text(json.dumps(summary, indent=2) + "\n")
