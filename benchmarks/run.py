@@ -26,9 +26,12 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for path in (ROOT, ROOT / "benchmarks"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import throughput  # noqa: E402  (benchmarks/throughput.py)
 
 MODELS = [
     "deepatt_paper",
@@ -67,9 +70,6 @@ def _serving_run(run: str | None, scratch: pathlib.Path) -> str:
 
 def markdown(report: dict) -> str:
     """The report as Markdown."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import throughput
-
     m = report["machine"]
     lines = [f"# Benchmarks ({report['date']}, {m['processor']}, {m['cpus']} CPUs, TF {m['tensorflow']}, "
              f"Keras {m['keras']}, keras-hub {m['keras_hub']})", "", "## Models", "",
@@ -107,9 +107,6 @@ def main(argv=None) -> int:
     parser.add_argument("--run", help="trained run for the serving figures")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out"))
     args = parser.parse_args(argv)
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import throughput
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ layout), the same optimiser (Nadam, clip 1.0) and the same dtype policy (``--pol
 bf16 on a CPU with native bf16, else float32; several may be given). For each it measures
 
 * training tokens/s: ``model.fit`` over the batches, after one untimed pass that traces the step;
-  every timing is the best of three passes (the machine is shared; single passes vary by ±15 %);
+  every timing is the best of three passes (the machine is shared: single passes varied by tens of percent);
 * inference tokens/s: the forward pass to probabilities (``encode``) and, for SRL models, the decoding
   (argmax or Viterbi, ``decode``) in ``tf.function`` s; ``viterbi_overhead`` = decode time / encode time;
 * utilisation: estimated FLOPs (2 × kernel parameters per token + 4·d·T per attention layer; training
@@ -112,7 +112,7 @@ class HubTagger(keras.Model):
         return {"srl_logits": self.classifier(x)}
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        return per_replica(masked_cross_entropy(x["srl_tag_ids"], y_pred["srl_logits"], x["token_mask"], 0.1))
+        return per_replica(masked_cross_entropy(x["srl_tag_ids"], y_pred["srl_logits"], x["token_mask"], self.config.label_smoothing))
 
     def predict_scores(self, features):
         return {"srl_probs": tf.nn.softmax(self(features, training=False)["srl_logits"])}

@@ -97,7 +97,8 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     if (run_dir / "done.json").exists():
         done = json.loads((run_dir / "done.json").read_text())
         if done["steps"] >= config.train.max_steps or done.get("stopped_early"):
-            print(f"{run_dir}: training already finished; nothing to do", flush=True)
+            how = ", stopped early" if done.get("stopped_early") else ""
+            print(f"{run_dir}: training already finished (step {done['steps']}{how}); nothing to do", flush=True)
             return done
         print(f"{run_dir}: finished at step {done['steps']}; continuing to train.max_steps={config.train.max_steps}",
               flush=True)

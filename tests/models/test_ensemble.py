@@ -10,6 +10,7 @@ from lisa_tf.predict import decode_batch, predict_sentences
 from lisa_tf.training.data import read_split
 from lisa_tf.training.evaluate import evaluate_runs
 from lisa_tf.training.loop import load_run_config, restore_model
+from tests.models.conftest import EWT
 
 
 @pytest.fixture(scope="module")
@@ -17,8 +18,7 @@ def pair(deepatt_pair):
     restored = [restore_model(run) for run in deepatt_pair]
     config = load_run_config(deepatt_pair[0])
     # held-out real sentences (EWT dev), where two briefly trained models disagree
-    dev = config.data.train.replace("train.gold_conll", "dev.gold_conll")
-    sentences = read_split(config.data, dev, None, 30)
+    sentences = read_split(config.data, str(EWT / "dev.gold_conll.gz"), None, 30)
     return [m for m, _, _ in restored], restored[0][1], sentences
 
 
