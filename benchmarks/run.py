@@ -5,6 +5,7 @@
    shipped open configs (DeepAtt-FFN, Selective Connection, SA, LISA) — training and inference tokens/s,
    utilisation of the matmul rate, Viterbi overhead (decode time / encode time) and peak training
    memory, each model in its own process (``benchmarks/throughput.py``) so its memory peak is its own;
+   then the paired DeepAtt / keras-hub comparison (alternating passes in one process, ``--paired-only``);
 3. padding waste of the token-budget batching in both layouts (``benchmarks/padding.py``);
 4. SavedModel against Keras inference, REST latency and throughput (``benchmarks/serving.py``) for a
    trained run (``--run``; default ``results/open/runs/sa`` when it exists, otherwise a one-step run of
@@ -121,6 +122,13 @@ def main(argv=None) -> int:
                     "--batches", str(args.batches), "--batch-tokens", str(args.batch_tokens),
                     "--matmul-gflops", str(matmul["float32"]), str(matmul["bfloat16"]), "--out", str(part))
             rows.append(json.loads(part.read_text()))
+        paired = {}
+        if {"deepatt_paper", "keras_hub_paper"} <= set(args.models):
+            part = scratch / "paired.json"
+            _python("throughput.py", "--models", "deepatt_paper", "keras_hub_paper", "--paired-only", "--policy",
+                    *args.policy, "--sentences", str(args.sentences), "--batches", str(args.batches),
+                    "--batch-tokens", str(args.batch_tokens), "--out", str(part))
+            paired = json.loads(part.read_text())["paired"]
         _python("padding.py", "--epochs", "1", "--budget", str(args.batch_tokens), "--out", str(scratch / "padding.json"))
         run = _serving_run(args.run, scratch)
         _python("serving.py", "--run", run, "--out", str(scratch / "serving.json"))
@@ -128,6 +136,8 @@ def main(argv=None) -> int:
         serving = json.loads((scratch / "serving.json").read_text())
     combined = dict(rows[0], rows=[r for part in rows for r in part["rows"]])
     combined["deepatt_over_keras_hub"] = throughput.ratios(combined["rows"])
+    if paired:
+        combined["paired"] = paired
     report = {
         "date": datetime.date.today().isoformat(),
         "machine": combined["machine"],

@@ -2,7 +2,8 @@
 
 ``export_run(run_dir, out_dir)`` rebuilds a trained model in float32 (whatever policy it was
 trained with), loads its best weights and saves a ``tf.Module`` holding the model's variables, the
-vocabulary tables (lower-casing and OOV in-graph, vocabulary and label files in ``assets/``) and the
+vocabulary tables (lower-casing and OOV in-graph; the word and label tables are read from ``assets/``:
+``words.tsv``, ``srl_labels.tsv``, ``pos_tags.tsv``, ``dep_labels.tsv``, one ``entry<TAB>id`` per line) and the
 Viterbi decoder. The Keras model itself is kept out of the module's tracked attributes — it is only
 captured by the traced functions — so Keras adds no signature of its own with inputs cast to the
 compute dtype.
@@ -50,6 +51,12 @@ def _table(path: str, default: int) -> tf.lookup.StaticHashTable:
     return tf.lookup.StaticHashTable(initializer, default_value=default)
 
 
+def _name_table(path: str) -> tf.lookup.StaticHashTable:
+    """``id -> entry`` from the same kind of asset file (the label names of the model's output ids)."""
+    initializer = tf.lookup.TextFileInitializer(path, tf.int64, 1, tf.string, 0, delimiter="\t")
+    return tf.lookup.StaticHashTable(initializer, default_value="")
+
+
 def _write_table_asset(directory: pathlib.Path, name: str, entries) -> str:
     path = directory / f"{name}.tsv"
     path.write_text("".join(f"{entry}\t{i}\n" for i, entry in enumerate(entries)))
@@ -64,8 +71,14 @@ class SrlServingModule(tf.Module):
         self.model_variables = list(model.variables)  # tracked, so they are saved
         self.words_asset = tf.saved_model.Asset(_write_table_asset(asset_dir, "words", vocabs.words.entries))
         self.word_table = _table(self.words_asset.asset_path, OOV_ID)
-        self.srl_asset = tf.saved_model.Asset(_write_table_asset(asset_dir, "srl_labels", vocabs.srl.entries))
-        label_names = {"srl": vocabs.srl.entries, "pos": vocabs.pos.entries, "dep": vocabs.dep_labels.entries}
+        # Output ids are mapped to names through the label assets (srl_labels.tsv, pos_tags.tsv,
+        # dep_labels.tsv), so the assets are the single source of the names a served model returns.
+        self.label_assets = {
+            kind: tf.saved_model.Asset(_write_table_asset(asset_dir, file, vocabulary.entries))
+            for kind, file, vocabulary in (("srl", "srl_labels", vocabs.srl), ("pos", "pos_tags", vocabs.pos),
+                                           ("dep", "dep_labels", vocabs.dep_labels))
+        }
+        self.label_tables = {kind: _name_table(asset.asset_path) for kind, asset in self.label_assets.items()}
         layout = model.layout
         uses_syntax = getattr(model, "uses_syntax", False)
 
@@ -104,7 +117,7 @@ class SrlServingModule(tf.Module):
             return out
 
         def names(ids, vocabulary, mask):
-            return tf.where(mask, tf.gather(tf.constant(label_names[vocabulary]), ids), "")
+            return tf.where(mask, self.label_tables[vocabulary].lookup(tf.cast(ids, tf.int64)), "")
 
         def chosen_probability(probs, tags):
             return tf.gather(probs, tags, batch_dims=len(tags.shape))

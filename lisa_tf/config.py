@@ -116,6 +116,9 @@ class TrainConfig:
         max_steps, eval_every, patience: run control; a checkpoint is written at every evaluation
             (every ``eval_every`` steps) and at the end (patience counts evaluations
             without a dev F1 improvement; 0 = no early stopping).
+        max_minutes: wall-clock budget of one ``train`` session in minutes (0 = none): training stops at
+            the last evaluation after which another interval would overrun it (``done.json`` records
+            ``stopped_at_time_budget``; ``train`` on the run again continues towards ``max_steps``).
         keep_weights: how many of the latest per-evaluation weight files to keep in ``weights/``
             (``step-N.weights.h5``) for checkpoint averaging (``average-checkpoints``); 0 = none.
         mixed_precision: ``auto``, ``float32``, ``mixed_bfloat16`` or ``mixed_float16``.
@@ -139,6 +142,7 @@ class TrainConfig:
     max_steps: int = 600_000
     eval_every: int = 1000
     patience: int = 0
+    max_minutes: float = 0.0
     keep_weights: int = 5
     mixed_precision: str = "auto"
     strategy: str = "auto"

@@ -16,7 +16,7 @@ def test_throughput_benchmark_compares_equal_sized_models(tmp_path):
     done = subprocess.run(
         [sys.executable, "-W", "ignore", "benchmarks/throughput.py", "--models", "deepatt_paper", "keras_hub_paper",
          "--policy", "float32", "--sentences", "30", "--batches", "2", "--batch-tokens", "512",
-         "--matmul-size", "128", "--out", str(out)],
+         "--matmul-size", "128", "--paired-rounds", "1", "--out", str(out)],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -32,3 +32,8 @@ def test_throughput_benchmark_compares_equal_sized_models(tmp_path):
     assert ours["decode"] == "viterbi" and ours["viterbi_overhead"] > 0
     assert set(report["deepatt_over_keras_hub"]) == {"float32"}
     assert "DeepAtt-FFN / keras-hub" in done.stdout
+    # the paired comparison: one round of alternating passes, a ratio per round and their median
+    pair = report["paired"]["float32"]
+    assert pair["rounds"] == 1 and len(pair["train_ratios"]) == len(pair["inference_ratios"]) == 1
+    assert pair["train"] == pair["train_ratios"][0] > 0 and pair["inference"] > 0
+    assert "paired passes" in done.stdout

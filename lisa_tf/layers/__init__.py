@@ -6,6 +6,7 @@
 - :mod:`~lisa_tf.layers.sublayers`: DeepAtt's FFN / BiLSTM / GLU sub-layers and the residual +
   layer-norm wrapper (DeepAtt Eqns 5-10).
 - :mod:`~lisa_tf.layers.biaffine`: biaffine arc and bilinear label/role scorers (LISA Eqns 4, 6).
+- :mod:`~lisa_tf.layers.dropout`: inverted dropout drawing 16 random bits per unit (all models' dropout).
 - :mod:`~lisa_tf.layers.viterbi`: constrained BIO Viterbi in core TF ops and transition statistics.
 - :mod:`~lisa_tf.layers.selective_connection`: Park et al. 2019's gated cross-layer state.
 
@@ -15,6 +16,7 @@ imports all of the above except the selective connection, which its model import
 
 from lisa_tf.layers.attention import SelfAttention
 from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
+from lisa_tf.layers.dropout import Dropout
 from lisa_tf.layers.sublayers import BiLSTMSum, FeedForward, GLUConv, ResidualNorm
 from lisa_tf.layers.timing_signal import TimingSignal
 from lisa_tf.layers.viterbi import (
@@ -31,6 +33,7 @@ __all__ = [
     "BiLSTMSum",
     "BiaffineArcScorer",
     "BilinearLabelScorer",
+    "Dropout",
     "FeedForward",
     "GLUConv",
     "ResidualNorm",

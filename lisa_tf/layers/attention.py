@@ -22,6 +22,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from lisa_tf.layers.dropout import Dropout
+
 #: Added to the logits of padded keys before the softmax: finite (no ``inf − inf`` NaN when a
 #: whole row is padding) yet far below any real logit, so ``exp`` gives exactly 0 in float32.
 MASK_LOGIT = -1e9
@@ -161,7 +163,7 @@ class SelfAttention(keras.layers.Layer):
         self.value_dense = projection(self.num_heads * self.value_dim, "value")
         self.output_dense = projection(self.hidden_size, "attention_output")
         # float32: it acts on the float32 attention weights.
-        self.attention_dropout = keras.layers.Dropout(dropout, dtype="float32", name="attention_dropout")
+        self.attention_dropout = Dropout(dropout, dtype="float32", name="attention_dropout")
 
     def build(self, input_shape):
         for dense in (self.query_dense, self.key_dense, self.value_dense):

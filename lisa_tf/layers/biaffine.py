@@ -19,6 +19,7 @@ import keras
 from keras import ops
 
 from lisa_tf.layers.attention import MASK_LOGIT, as_bool_mask, clone_initializer
+from lisa_tf.layers.dropout import Dropout
 
 
 def _mlp(width, activation, initializer, dtype, name):
@@ -94,7 +95,7 @@ class BiaffineArcScorer(keras.layers.Layer):
         self.bilinear_initializer = keras.initializers.get(bilinear_initializer)
         self.dependent_mlp = _mlp(mlp_dim, self.activation, self.kernel_initializer, self.dtype_policy, "dependent_mlp")
         self.head_mlp = _mlp(mlp_dim, self.activation, self.kernel_initializer, self.dtype_policy, "head_mlp")
-        self.mlp_dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="mlp_dropout")
+        self.mlp_dropout = Dropout(dropout, dtype=self.dtype_policy, name="mlp_dropout")
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -227,7 +228,7 @@ class BilinearLabelScorer(keras.layers.Layer):
         if mlp_dim is not None:
             self.left_mlp = _mlp(mlp_dim, self.activation, self.kernel_initializer, self.dtype_policy, "left_mlp")
             self.right_mlp = _mlp(mlp_dim, self.activation, self.kernel_initializer, self.dtype_policy, "right_mlp")
-        self.input_dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="mlp_dropout")
+        self.input_dropout = Dropout(dropout, dtype=self.dtype_policy, name="mlp_dropout")
         self.supports_masking = True
 
     def build(self, left_shape, right_shape):

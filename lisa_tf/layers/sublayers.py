@@ -28,6 +28,7 @@ import keras
 from keras import ops
 
 from lisa_tf.layers.attention import as_bool_mask, clone_initializer
+from lisa_tf.layers.dropout import Dropout
 
 
 @keras.saving.register_keras_serializable(package="lisa_tf")
@@ -94,7 +95,7 @@ class FeedForward(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="inner",
         )
-        self.inner_dropout = keras.layers.Dropout(relu_dropout, dtype=self.dtype_policy, name="relu_dropout")
+        self.inner_dropout = Dropout(relu_dropout, dtype=self.dtype_policy, name="relu_dropout")
         self.output_dense = keras.layers.Dense(
             hidden_size,
             use_bias=use_bias,
@@ -384,7 +385,7 @@ class ResidualNorm(keras.layers.Wrapper):
         self.epsilon = epsilon
         self.supports_masking = True
         self._accepted = set(inspect.signature(layer.call).parameters)
-        self.residual_dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="residual_dropout")
+        self.residual_dropout = Dropout(dropout, dtype=self.dtype_policy, name="residual_dropout")
         self.layer_norm = keras.layers.LayerNormalization(epsilon=epsilon, dtype=self.dtype_policy, name="layer_norm")
 
     def build(self, input_shape):

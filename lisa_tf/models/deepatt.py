@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from lisa_tf.layers.attention import SelfAttention
+from lisa_tf.layers.dropout import Dropout
 from lisa_tf.layers.sublayers import BiLSTMSum, FeedForward, GLUConv, ResidualNorm
 from lisa_tf.layers.timing_signal import TimingSignal
 from lisa_tf.models.base import SrlModel
@@ -72,7 +73,7 @@ class TokenEncoder(keras.layers.Layer):
             else None
         )
         self.timing = TimingSignal(name="timing_signal")
-        self.input_dropout = keras.layers.Dropout(residual_dropout)
+        self.input_dropout = Dropout(residual_dropout)
         self.blocks = []
         for i in range(num_layers):
             if sublayer == "ffn":

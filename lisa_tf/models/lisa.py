@@ -55,6 +55,7 @@ from data_pipeline.vocab import PREDICATE_SUFFIX
 
 from lisa_tf.layers.attention import SelfAttention
 from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
+from lisa_tf.layers.dropout import Dropout
 from lisa_tf.layers.sublayers import FeedForward, ResidualNorm
 from lisa_tf.layers.timing_signal import TimingSignal
 from lisa_tf.models.base import SrlModel
@@ -180,7 +181,7 @@ class Lisa(SrlModel):
             )
         self.input_projection = keras.layers.Dense(hidden, name="input_projection")
         self.timing = TimingSignal(name="timing_signal")
-        self.input_dropout = keras.layers.Dropout(config.residual_dropout)
+        self.input_dropout = Dropout(config.residual_dropout)
         self.attention_blocks = []
         self.ffn_blocks = []
         for i in range(layers):

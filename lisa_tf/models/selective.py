@@ -75,6 +75,7 @@ import numpy as np
 import tensorflow as tf
 
 from lisa_tf.layers.attention import SelfAttention
+from lisa_tf.layers.dropout import Dropout
 from lisa_tf.layers.selective_connection import SelectiveConnection, SelectiveConnectionInitialState
 from lisa_tf.layers.sublayers import BiLSTMSum, FeedForward, ResidualNorm
 from lisa_tf.models.base import SrlModel
@@ -199,7 +200,7 @@ class SelectiveSRL(SrlModel):
                 keras.layers.LayerNormalization(epsilon=1e-6, name=f"selective_connection_norm_{i}")
                 for i in range(config.num_layers)
             ]
-            self.state_dropout = keras.layers.Dropout(config.residual_dropout, name="selective_connection_dropout")
+            self.state_dropout = Dropout(config.residual_dropout, name="selective_connection_dropout")
         else:
             self.initial_state = None
             self.connections = []

@@ -1,4 +1,5 @@
-"""Keras callbacks of the training loop: periodic dev evaluation, best checkpoint, early stopping.
+"""Keras callbacks of the training loop: periodic dev evaluation, best checkpoint, early stopping, a
+wall-clock budget.
 
 The loop runs ``model.fit`` with one "epoch" per evaluation interval (``train.eval_every`` steps), so
 Keras' own ``BackupAndRestore`` checkpoints at every evaluation and a killed run resumes from there
@@ -99,6 +100,37 @@ class DevEvaluation(keras.callbacks.Callback):
         self.model.save_weights(directory / f"step-{step}.weights.h5")
         for old in step_weight_files(directory)[: -self.keep_weights]:
             old.unlink()
+
+
+class TimeBudget(keras.callbacks.Callback):
+    """Stop training at the last evaluation after which another interval would overrun ``minutes``.
+
+    The interval's duration is the mean so far in this session (training and evaluation together), so
+    the session ends within the budget unless an interval runs much slower than the ones before it.
+
+    Args:
+        minutes: wall-clock budget of this session (``train.max_minutes``).
+    """
+
+    def __init__(self, minutes: float):
+        super().__init__()
+        self.minutes = minutes
+        self._started = time.time()
+        self._intervals = 0
+        #: True once the budget stopped this session
+        self.stopped = False
+
+    def on_train_begin(self, logs=None):
+        self._started, self._intervals = time.time(), 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._intervals += 1
+        elapsed = time.time() - self._started
+        if elapsed + elapsed / self._intervals > 60.0 * self.minutes:
+            print(f"time budget: {elapsed / 60:.1f} min used of {self.minutes:g}, no room for another interval; "
+                  "stopping", flush=True)
+            self.model.stop_training = True
+            self.stopped = True
 
 
 def step_weight_files(directory) -> list[pathlib.Path]:

@@ -11,6 +11,8 @@ the distribution strategy and precision policy of the config, and runs ``keras.M
 * :class:`~lisa_tf.training.callbacks.DevEvaluation` scores the dev set with the project's srl-eval,
   appends ``metrics.jsonl``, keeps the best weights in ``best/`` and stops early after ``patience``
   intervals without improvement;
+* :class:`~lisa_tf.training.callbacks.TimeBudget` (``train.max_minutes``) stops at the last evaluation
+  that leaves no room for another interval within the wall-clock budget;
 * ``keras.callbacks.TensorBoard`` writes ``logs/``; the console shows Keras' progress bar.
 
 Run directory: ``config.json``, ``vocab/``, ``checkpoints/``, ``best/``, ``metrics.jsonl``,
@@ -38,7 +40,7 @@ from lisa_tf.config import ExperimentConfig, config_from_dict
 from lisa_tf.layers.viterbi import start_log_probs, transition_log_probs
 from lisa_tf.models import build_model
 from lisa_tf.predict import predict_sentences, score
-from lisa_tf.training.callbacks import DevEvaluation, ResumeReport
+from lisa_tf.training.callbacks import DevEvaluation, ResumeReport, TimeBudget
 from lisa_tf.training.data import read_split
 from lisa_tf.training.optimizers import make_optimizer
 from lisa_tf.training.precision import set_policy
@@ -154,6 +156,9 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         evaluation,
         keras.callbacks.TensorBoard(str(run_dir / "logs"), update_freq="epoch", write_graph=False),
     ]
+    budget = TimeBudget(config.train.max_minutes) if config.train.max_minutes > 0 else None
+    if budget is not None:
+        callbacks.append(budget)
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
     started = time.time()
@@ -171,6 +176,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         "optimizer": type(model.optimizer).__name__,
         "seconds_this_session": round(seconds, 1),
         "stopped_early": evaluation.stopped_early,
+        "stopped_at_time_budget": bool(budget and budget.stopped),
     }
     if chief:
         (run_dir / "done.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -112,3 +112,26 @@ def test_rest_request_against_the_export(exported):
     (prediction,) = answer["predictions"]
     assert prediction["lengths"] == 5 and len(prediction["srl_tags"]) == 5
     assert all(0.0 < p <= 1.0 for p in prediction["srl_scores"])
+
+
+def test_label_names_come_from_the_assets(deepatt_run, exported, tmp_path):
+    """Renaming a label in the exported ``assets/srl_labels.tsv`` renames it in the served output: the
+    asset is the export's id → name table, not a copy for reading."""
+    import shutil
+
+    import tensorflow as tf
+
+    _, requests, _ = _requests(deepatt_run)
+    inputs = {"tokens": tf.constant(requests["tokens"]),
+              "predicate_index": tf.constant(requests["predicate_index"], tf.int32)}
+    before = tf.saved_model.load(str(exported)).signatures["serving_default"](**inputs)["srl_tags"].numpy().astype(str)
+    assert "B-V" in before
+    copy = tmp_path / "renamed"
+    shutil.copytree(exported, copy)
+    asset = copy / "assets" / "srl_labels.tsv"
+    rows = [line.split("\t") for line in asset.read_text().splitlines()]
+    asset.write_text("".join(f"{'B-VERB' if name == 'B-V' else name}\t{i}\n" for name, i in rows))
+    after = tf.saved_model.load(str(copy)).signatures["serving_default"](**inputs)["srl_tags"].numpy().astype(str)
+    np.testing.assert_array_equal(after, np.where(before == "B-V", "B-VERB", before))
+    for name in ("pos_tags.tsv", "dep_labels.tsv"):
+        assert (exported / "assets" / name).exists()
