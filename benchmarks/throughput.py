@@ -148,17 +148,24 @@ def _timed(fn, batches) -> float:
     return time.perf_counter() - started
 
 
+def compile_and_trace(model, dataset, batches):
+    """Compile ``model`` with the benchmark optimiser, trace its train step and its forward pass on the
+    batch shapes (untimed); returns the traced forward pass (``encode``)."""
+    model.compile(optimizer=keras.optimizers.Nadam(1e-4, beta_2=0.98, epsilon=1e-9, global_clipnorm=1.0))
+    _fit(model, dataset, len(batches))
+    encode = tf.function(lambda b: model.predict_scores(b), reduce_retracing=True)
+    for batch in batches:
+        encode(batch)
+    return encode
+
+
 def measure(model, config: ModelConfig, dataset, batches, tokens: int, matmul: dict, policy: str,
             repeats: int = 3) -> dict:
     """Training and inference rates of one built model on the given batches (best of ``repeats`` passes)."""
-    model.compile(optimizer=keras.optimizers.Nadam(1e-4, beta_2=0.98, epsilon=1e-9, global_clipnorm=1.0))
-    _fit(model, dataset, len(batches))  # traces the train step for the batch shapes
+    encode = compile_and_trace(model, dataset, batches)
     train_seconds = min(_fit(model, dataset, len(batches)) for _ in range(repeats))
     peak_training = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    encode = tf.function(lambda b: model.predict_scores(b), reduce_retracing=True)
     result = {}
-    for batch in batches:
-        encode(batch)
     encode_seconds = min(_timed(encode, batches) for _ in range(repeats))
     if hasattr(model, "decode_scores"):
         scores = [encode(b) for b in batches]
@@ -218,7 +225,7 @@ class Prepared:
     def __init__(self, name: str, resolved_policy: str, sentences: int, batch_tokens: int, max_batches: int,
                  data_cache: dict):
         keras.utils.set_random_seed(1)
-        self.name, self.policy = name, resolved_policy
+        self.name = name
         self.config, config_data = model_spec(name)
         key = (config_data.train, config_data.parse_train)
         if key not in data_cache:
@@ -245,14 +252,7 @@ def paired(policy: str, rounds: int, sentences: int, batch_tokens: int, max_batc
     cache = {}
     pair = [Prepared(name, resolved, sentences, batch_tokens, max_batches, cache)
             for name in ("deepatt_paper", "keras_hub_paper")]
-    encoders = []
-    for item in pair:
-        item.model.compile(optimizer=keras.optimizers.Nadam(1e-4, beta_2=0.98, epsilon=1e-9, global_clipnorm=1.0))
-        _fit(item.model, item.dataset, len(item.batches))  # traces the train step
-        encode = tf.function(lambda b, m=item.model: m.predict_scores(b), reduce_retracing=True)
-        for batch in item.batches:
-            encode(batch)
-        encoders.append(encode)
+    encoders = [compile_and_trace(item.model, item.dataset, item.batches) for item in pair]
     train, infer = [], []
     for r in range(rounds):
         # A B B A: a drift within the round affects both models alike; each model's faster pass counts.

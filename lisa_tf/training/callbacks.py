@@ -115,8 +115,6 @@ class TimeBudget(keras.callbacks.Callback):
     def __init__(self, minutes: float):
         super().__init__()
         self.minutes = minutes
-        self._started = time.time()
-        self._intervals = 0
         #: True once the budget stopped this session
         self.stopped = False
 
