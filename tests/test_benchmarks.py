@@ -36,4 +36,24 @@ def test_throughput_benchmark_compares_equal_sized_models(tmp_path):
     pair = report["paired"]["float32"]
     assert pair["rounds"] == 1 and len(pair["train_ratios"]) == len(pair["inference_ratios"]) == 1
     assert pair["train"] == pair["train_ratios"][0] > 0 and pair["inference"] > 0
-    assert "paired passes" in done.stdout
+    fastest_ours, fastest_hub = pair["fastest_step_seconds"]
+    assert fastest_ours > 0 and fastest_hub > 0 and pair["train_fastest_steps"] == fastest_hub / fastest_ours
+    assert "paired passes" in done.stdout and "fastest step" in done.stdout
+
+
+def test_training_clock_times_every_step_inside_fit():
+    import numpy as np
+    import keras
+    from benchmarks.throughput import TrainingClock, _fit
+    import tensorflow as tf
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    data = tf.data.Dataset.from_tensor_slices((np.ones((10, 4), "float32"), np.zeros((10, 1), "float32"))).batch(2)
+    log = []
+    seconds = _fit(model, data, 3, log)
+    assert len(log) == 1 and len(log[0]) == 3  # one pass of three steps
+    assert all(step > 0 for step in log[0]) and 0 < sum(log[0]) <= seconds
+    clock = TrainingClock()
+    model.fit(data, steps_per_epoch=2, epochs=1, verbose=0, callbacks=[clock])
+    assert len(clock.steps) == 2 and clock.seconds >= sum(clock.steps)

@@ -86,16 +86,6 @@ from lisa_tf.training.losses import masked_cross_entropy, per_replica
 NEXT_INPUTS = ("state", "module")
 
 
-def _without_keras_mask(tensor):
-    """``tensor`` without the implicit Keras mask a masking layer attached to it.
-
-    The padding mask is passed to every sub-layer explicitly; an implicit one left on the tensor
-    would only reach the attention projections (``EinsumDense``), which do not support masks and
-    warn on every call.
-    """
-    return tf.identity(tensor)
-
-
 class SelectiveSRL(SrlModel):
     """Selective Connection SRL model (Park et al. 2019). See the module docstring.
 
@@ -216,7 +206,7 @@ class SelectiveSRL(SrlModel):
         mask = features["token_mask"]
         h = self.embedding(features["word_ids"], features["predicate_indicator"], mask, training=training)
         if self.sequence_encoder is not None:
-            h = _without_keras_mask(self.sequence_encoder(h, mask=mask, training=training))
+            h = self.sequence_encoder(h, mask=mask, training=training)
         state = self.initial_state(h) if self.initial_state is not None else None  # S_0
         layer_logits = []
         for i, (attention, fully_connected) in enumerate(self.attentive_modules):
@@ -228,7 +218,7 @@ class SelectiveSRL(SrlModel):
                 out = self.connection_norms[i](x + tf.cast(dropped, x.dtype))  # H_i = LN(X_i + S_i), §3.4
             else:
                 out = x  # ablation (§4.3): the module's own FC + LN output
-            h = _without_keras_mask(out if self.next_input == "state" else x)
+            h = out if self.next_input == "state" else x
             layer_logits.append(self.classifiers[0 if self.share_classifier else i](out))
         stacked = tf.stack(layer_logits, axis=0)
         return {"srl_layer_logits": stacked, "srl_logits": layer_logits[-1]}
