@@ -30,8 +30,8 @@ The matmul rate is ``tf.matmul`` of square matrices (``--matmul-size``) in float
 When both paper-size models are measured, a *paired* comparison follows (``--paired-rounds``, default 4):
 both models in one process, training passes and then inference passes on the same batches in the order
 DeepAtt, keras-hub, keras-hub, DeepAtt per round; the DeepAtt / keras-hub ratio of each round (faster pass
-of each) and their median; and the training ratio of the sums of each batch's fastest step over all
-passes (the batches come in the same order in every pass), which a slowdown of the machine shorter
+of each) and their median; and the training and inference ratios of the sums of each batch's fastest
+step over all passes (the batches come in the same order in every pass), which a slowdown of the machine shorter
 than a pass cannot move. Separate best-of-3 rates of two models
 measured minutes apart on this shared machine gave ratios from 0.6× to 1.5× for the same code; paired
 rounds see the same machine state and are the figure to compare with the ≥ 1.0× target.
@@ -168,11 +168,16 @@ def _fit(model, dataset, steps: int, step_log: list | None = None) -> float:
     return clock.seconds
 
 
-def _timed(fn, batches) -> float:
-    started = time.perf_counter()
+def _timed(fn, batches, step_log: list | None = None) -> float:
+    """Seconds of ``fn`` over ``batches``; the per-batch seconds are appended to ``step_log`` when given."""
+    seconds = []
     for batch in batches:
+        started = time.perf_counter()
         fn(batch)
-    return time.perf_counter() - started
+        seconds.append(time.perf_counter() - started)
+    if step_log is not None:
+        step_log.append(seconds)
+    return float(sum(seconds))
 
 
 def compile_and_trace(model, dataset, batches):
@@ -280,7 +285,7 @@ def paired(policy: str, rounds: int, sentences: int, batch_tokens: int, max_batc
     pair = [Prepared(name, resolved, sentences, batch_tokens, max_batches, cache)
             for name in ("deepatt_paper", "keras_hub_paper")]
     encoders = [compile_and_trace(item.model, item.dataset, item.batches) for item in pair]
-    train, infer, step_logs = [], [], ([], [])
+    train, infer, step_logs, infer_logs = [], [], ([], []), ([], [])
     for r in range(rounds):
         # A B B A: a drift within the round affects both models alike; each model's faster pass counts.
         seconds = [[], []]
@@ -289,16 +294,18 @@ def paired(policy: str, rounds: int, sentences: int, batch_tokens: int, max_batc
         train.append(min(seconds[1]) / min(seconds[0]))
         seconds = [[], []]
         for i in (0, 1, 1, 0):
-            seconds[i].append(_timed(encoders[i], pair[i].batches))
+            seconds[i].append(_timed(encoders[i], pair[i].batches, infer_logs[i]))
         infer.append(min(seconds[1]) / min(seconds[0]))
         print(f"  round {r + 1}/{rounds}: training {train[-1]:.2f}×, inference {infer[-1]:.2f}×", flush=True)
     keras.backend.clear_session()
     keras.mixed_precision.set_global_policy("float32")
     # The batches come in the same order in every pass: each batch's fastest step over all passes.
-    fastest = [float(np.min(np.array(log), axis=0).sum()) for log in step_logs]
+    fastest = {kind: [float(np.min(np.array(log), axis=0).sum()) for log in logs]
+               for kind, logs in (("train", step_logs), ("inference", infer_logs))}
     return {"policy": resolved, "rounds": rounds, "train_ratios": train, "inference_ratios": infer,
             "train": float(np.median(train)), "inference": float(np.median(infer)),
-            "train_fastest_steps": fastest[1] / fastest[0], "fastest_step_seconds": fastest}
+            "fastest_step_seconds": fastest,
+            "fastest_steps": {kind: hub / ours for kind, (ours, hub) in fastest.items()}}
 
 
 def run(models, policies, sentences: int, batch_tokens: int, max_batches: int, matmul_size: int,
@@ -368,8 +375,9 @@ def markdown(report: dict) -> str:
         rounds = ", ".join(f"{r:.2f}" for r in pair["train_ratios"])
         lines += ["", f"DeepAtt-FFN / keras-hub TransformerEncoder stack [{policy}], paired passes (median of "
                       f"{pair['rounds']} rounds): training {pair['train']:.2f}× (rounds: {rounds}), "
-                      f"inference {pair['inference']:.2f}× (target ≥ 1.0×); training from each batch's fastest "
-                      f"step over all {2 * pair['rounds']} passes: {pair['train_fastest_steps']:.2f}×"]
+                      f"inference {pair['inference']:.2f}× (target ≥ 1.0×); from each batch's fastest step over "
+                      f"all {2 * pair['rounds']} passes: training {pair['fastest_steps']['train']:.2f}×, "
+                      f"inference {pair['fastest_steps']['inference']:.2f}×"]
     return "\n".join(lines)
 
 

@@ -36,8 +36,9 @@ def test_throughput_benchmark_compares_equal_sized_models(tmp_path):
     pair = report["paired"]["float32"]
     assert pair["rounds"] == 1 and len(pair["train_ratios"]) == len(pair["inference_ratios"]) == 1
     assert pair["train"] == pair["train_ratios"][0] > 0 and pair["inference"] > 0
-    fastest_ours, fastest_hub = pair["fastest_step_seconds"]
-    assert fastest_ours > 0 and fastest_hub > 0 and pair["train_fastest_steps"] == fastest_hub / fastest_ours
+    for kind in ("train", "inference"):
+        fastest_ours, fastest_hub = pair["fastest_step_seconds"][kind]
+        assert fastest_ours > 0 and fastest_hub > 0 and pair["fastest_steps"][kind] == fastest_hub / fastest_ours
     assert "paired passes" in done.stdout and "fastest step" in done.stdout
 
 
