@@ -17,14 +17,15 @@ MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
 
 
 def reference(layer, x, mask, override=None):
-    """DeepAtt Eqns 1-4 in numpy from the layer's own kernels (no biases: use_bias=False)."""
-    wq, wk, wv, wo = (np.asarray(w) for w in (layer.query_dense.kernel, layer.key_dense.kernel,
-                                                 layer.value_dense.kernel, layer.output_dense.kernel))
+    """DeepAtt Eqns 1-4 in numpy from the layer's own kernels (and biases, with use_bias=True)."""
+    dense = (layer.query_dense, layer.key_dense, layer.value_dense, layer.output_dense)
+    wq, wk, wv, wo = (np.asarray(d.kernel) for d in dense)
+    bq, bk, bv, bo = (np.asarray(d.bias) if layer.use_bias else np.zeros(d.kernel.shape[1], "float32") for d in dense)
     h, dk = layer.num_heads, layer.key_dim
     heads, weights = [], []
     for i in range(h):
         part = slice(i * dk, (i + 1) * dk)
-        q, k, v = x @ wq[:, part], x @ wk[:, part], x @ wv[:, part]
+        q, k, v = x @ wq[:, part] + bq[part], x @ wk[:, part] + bk[part], x @ wv[:, part] + bv[part]
         logits = q @ np.swapaxes(k, 1, 2) / np.sqrt(dk)
         logits = np.where(mask[:, None, :], logits, -np.inf)
         a = np.exp(logits - logits.max(-1, keepdims=True))
@@ -33,7 +34,7 @@ def reference(layer, x, mask, override=None):
             a = override[1]
         weights.append(a)
         heads.append(a @ v)
-    return np.concatenate(heads, -1) @ wo, np.stack(weights, 1)
+    return np.concatenate(heads, -1) @ wo + bo, np.stack(weights, 1)
 
 
 def test_equations_shapes_and_masked_keys():
@@ -45,6 +46,18 @@ def test_equations_shapes_and_masked_keys():
     np.testing.assert_allclose(np.asarray(out)[MASK], expected_out[MASK], atol=1e-5)
     assert np.all(np.asarray(weights)[0, :, :, 3:] == 0.0)  # padded keys get exactly zero weight
     np.testing.assert_allclose(np.asarray(weights).sum(-1), 1.0, atol=1e-6)
+
+
+def test_equations_with_biases():
+    """LISA's projections have biases (footnote 2); the query bias is scaled by d_k^-0.5 with its kernel."""
+    layer = SelfAttention(hidden_size=8, num_heads=2, use_bias=True)
+    layer.build(X.shape)
+    for dense in (layer.query_dense, layer.key_dense, layer.value_dense, layer.output_dense):
+        dense.bias.assign(RNG.normal(size=dense.bias.shape).astype("float32"))
+    out, weights = layer(X, mask=MASK, return_attention_scores=True)
+    expected_out, expected_weights = reference(layer, X, MASK)
+    np.testing.assert_allclose(np.asarray(weights), expected_weights, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(out)[MASK], expected_out[MASK], atol=1e-5)
 
 
 def test_padded_tokens_do_not_change_real_outputs():
