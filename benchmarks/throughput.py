@@ -31,8 +31,8 @@ When both paper-size models are measured, a *paired* comparison follows (``--pai
 both models in one process, training passes and then inference passes on the same batches in the order
 DeepAtt, keras-hub, keras-hub, DeepAtt per round; the DeepAtt / keras-hub ratio of each round (faster pass
 of each) and their median; and the training and inference ratios of the sums of each batch's fastest
-step over all passes (the batches come in the same order in every pass), which a slowdown of the machine shorter
-than a pass cannot move. Separate best-of-3 rates of two models
+step over all passes (the batches come in the same order in every pass), which a slowdown of the machine
+moves only if it hits the same batch in every pass. Separate best-of-3 rates of two models
 measured minutes apart on this shared machine gave ratios from 0.6× to 1.5× for the same code; paired
 rounds see the same machine state and are the figure to compare with the ≥ 1.0× target.
 

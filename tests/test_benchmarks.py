@@ -45,7 +45,7 @@ def test_throughput_benchmark_compares_equal_sized_models(tmp_path):
 def test_training_clock_times_every_step_inside_fit():
     import numpy as np
     import keras
-    from benchmarks.throughput import TrainingClock, _fit
+    from benchmarks.throughput import _fit
     import tensorflow as tf
 
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
@@ -55,6 +55,3 @@ def test_training_clock_times_every_step_inside_fit():
     seconds = _fit(model, data, 3, log)
     assert len(log) == 1 and len(log[0]) == 3  # one pass of three steps
     assert all(step > 0 for step in log[0]) and 0 < sum(log[0]) <= seconds
-    clock = TrainingClock()
-    model.fit(data, steps_per_epoch=2, epochs=1, verbose=0, callbacks=[clock])
-    assert len(clock.steps) == 2 and clock.seconds >= sum(clock.steps)

@@ -3,7 +3,7 @@
 Averaging the parameters of the last checkpoints of a run (the Transformer's practice, Vaswani et al.
 2017 §6.1: the last 5 checkpoints) gives one model that usually scores a little above any of them, at no
 inference cost — unlike an ensemble (DeepAtt §4.1), which averages the models' softmax outputs. On the
-open data, averaging the last two checkpoints of 30-minute DeepAtt-FFN runs added +0.3 to +0.7 F1 (README).
+open data, averaging the last two checkpoints of two 30-minute DeepAtt-FFN runs added +0.3 to +0.5 F1 (README).
 
 Floating-point variables are averaged (in float64, then cast back); integer variables (e.g. a seed
 generator's state) must agree across the files and are copied from the first.
