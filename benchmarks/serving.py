@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from data_pipeline.dataset import make_dataset  # noqa: E402
 from export.saved_model import export_run  # noqa: E402
-from lisa_tf.training.data import read_split  # noqa: E402
-from lisa_tf.training.loop import restore_model  # noqa: E402
+from data_pipeline.splits import read_split  # noqa: E402
+from lisa_tf.runs import load_run, load_run_config  # noqa: E402
 
 
 def _time(fn, batches, repeats: int) -> float:
@@ -56,10 +56,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "serving.json"))
     args = parser.parse_args(argv)
 
-    model, vocabs, config = restore_model(args.run)
-    sentences = read_split(config.data, config.data.dev, None, args.sentences)
-    dataset, report = make_dataset(sentences, vocabs, layout=model.layout, token_budget=2048, shuffle=False,
-                                   unknown_labels="map")
+    model, config = load_run(args.run), load_run_config(args.run)
+    sentences = read_split(config.data.dev, config.data.format, None, args.sentences)
+    dataset, report = make_dataset(sentences, model.vocabularies(), layout=model.layout, token_budget=2048,
+                                   shuffle=False, unknown_labels="map", preprocess=model.preprocessor)
     batches = list(dataset)
     tokens = report.tokens
 

@@ -3,7 +3,7 @@ machine's matmul rate, in one run.
 
 Models (``--models``, default ``deepatt_paper keras_hub_paper``):
 
-* ``deepatt_paper``: DeepAtt-FFN at the paper's size (Tan et al. 2018 §4.1: 10 layers, d = 200, 8 heads,
+* ``deepatt_paper``: DeepAtt-FFN at the paper's size (Tan et al. 2018 §4 "Model Setup": 10 layers, d = 200, 8 heads,
   FFN 800, 100-d word ⊕ 100-d predicate-mask embeddings), built by :func:`lisa_tf.models.build_model`;
 * ``keras_hub_paper``: the same embeddings and softmax around a stack of 10
   ``keras_hub.layers.TransformerEncoder(intermediate_dim=800, num_heads=8)`` with a
@@ -68,14 +68,15 @@ from data_pipeline.dataset import make_dataset  # noqa: E402
 from data_pipeline.vocab import Vocabularies  # noqa: E402
 from lisa_tf.config import ModelConfig, load_config  # noqa: E402
 from lisa_tf.models import build_model  # noqa: E402
-from lisa_tf.training.data import read_split  # noqa: E402
-from lisa_tf.training.losses import masked_cross_entropy, per_replica  # noqa: E402
+from lisa_tf.models.preprocessor import SrlPreprocessor  # noqa: E402
+from data_pipeline.splits import read_split  # noqa: E402
+from lisa_tf.losses import masked_cross_entropy, per_replica  # noqa: E402
 from lisa_tf.training.precision import resolve_policy  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "out" / "throughput.json"
 tf.get_logger().setLevel("ERROR")  # retracing notices for the batch shapes are expected
 OPEN_DATA = load_config(ROOT / "configs" / "open" / "deepatt_ffn.toml").data
-#: DeepAtt-FFN, Tan et al. 2018 §4.1
+#: DeepAtt-FFN, Tan et al. 2018 §4 "Model Setup"
 PAPER = ModelConfig(kind="deepatt", sublayer="ffn", embedding_size=100, hidden_size=200, num_heads=8,
                     filter_size=800, num_layers=10, decode="viterbi")
 
@@ -244,7 +245,7 @@ def sample_batches(train_sentences, vocabs: Vocabularies, layout: str, batch_tok
     """``count`` batches spread evenly over the length-sorted batches (short, medium and long), and a
     ``tf.data`` pipeline that repeats them."""
     dataset, _ = make_dataset(train_sentences, vocabs, layout=layout, token_budget=batch_tokens, shuffle=False,
-                              unknown_labels="map")
+                              unknown_labels="map", preprocess=SrlPreprocessor(vocabs.words.entries, layout))
     every = list(dataset)
     batches = [every[i] for i in np.linspace(0, len(every) - 1, min(count, len(every))).round().astype(int)]
     repeated = tf.data.Dataset.from_generator(lambda: iter(batches), output_signature=dataset.element_spec).repeat()
@@ -261,7 +262,7 @@ class Prepared:
         self.config, config_data = model_spec(name)
         key = (config_data.train, config_data.parse_train)
         if key not in data_cache:
-            data_cache[key] = read_split(config_data, config_data.train, config_data.parse_train or None, sentences)
+            data_cache[key] = read_split(config_data.train, config_data.format, config_data.parse_train or None, sentences)
         vocabs = Vocabularies.build(data_cache[key])
         self.model = build(name, self.config, vocabs)
         self.batches, self.dataset = sample_batches(data_cache[key], vocabs, self.model.layout, batch_tokens, max_batches)

@@ -11,32 +11,31 @@ and counted in ``DatasetReport.over_budget_examples``. Bucket boundaries grow ge
 
 Two layouts (``layout=``):
 
-``"sentence"`` — one example per sentence with all its predicates (LISA, SA, Selective Connection).
-``"predicate"`` — one example per (sentence, predicate) (DeepAtt; LISA's gold-predicate mode).
+``"sentence"`` — one example per sentence with all its predicates (LISA, SA).
+``"predicate"`` — one example per (sentence, predicate) (DeepAtt, Selective Connection; LISA's gold-predicate mode).
 Sentences without predicates give no example in this layout (counted in the report).
 
-Features of a batch (``B`` examples, ``T`` the batch's longest sentence, ``P`` its most predicates):
+What a batch holds (``B`` examples, ``T`` the batch's longest sentence, ``P`` its most predicates) —
+the model *inputs* as read, and the *labels*. The model features (word ids, masks, predicate
+indicator, self-loop heads) are built from these in-graph by the model's preprocessor
+(:class:`lisa_tf.models.preprocessor.SrlPreprocessor`), which ``make_dataset(preprocess=...)`` maps over
+every batch; this module knows nothing of models.
 
 ==========================  =========  ======  =========================================================
 name                        shape      dtype   meaning
 ==========================  =========  ======  =========================================================
 ``tokens``                  [B, T]     string  the words as written (original case); ``""`` padding
-``word_ids``                [B, T]     int32   ``words`` vocabulary ids (lower-cased; 0 pad, 1 OOV)
-``token_mask``              [B, T]     bool    True on real tokens
 ``length``                  [B]        int32   tokens in the sentence
 ``sentence_index``          [B]        int32   index of the sentence in the list given to make_dataset
-``predicate_indicator``     [B, T]     int32   1 at predicates (sentence layout: every gold predicate;
-                                               predicate layout: the example's predicate), else 0
+``parse_heads``             [B, T]     int32   CoNLL-U heads, 1-based, 0 = root (only when the sentences
+                                               have dependency heads)
 ``pos_ids``                 [B, T]     int32   ``pos`` ids (only when the sentences have POS)
 ``joint_pos_predicate_ids`` [B, T]     int32   ``joint_pos_predicate`` ids (``TAG`` / ``TAG:PREDICATE``)
-``heads``                   [B, T]     int32   0-based head index, the root points to itself (LISA §2.2)
-                                               (only when the sentences have dependency heads)
 ``dep_label_ids``           [B, T]     int32   ``dep_labels`` ids (only with heads and labels)
 --------------------------  ---------  ------  ---------------------------------------------------------
 sentence layout only
 --------------------------  ---------  ------  ---------------------------------------------------------
-``predicate_positions``     [B, P]     int32   token index of each predicate, in sentence order
-``predicate_mask``          [B, P]     bool    True for real predicate rows
+``predicate_positions``     [B, P]     int32   token index of each gold predicate, in sentence order
 ``num_predicates``          [B]        int32   predicates in the sentence (may be 0)
 ``srl_tag_ids``             [B, P, T]  int32   ``srl`` (BIO) ids of predicate p's arguments
 --------------------------  ---------  ------  ---------------------------------------------------------
@@ -47,7 +46,7 @@ predicate layout only
 ``srl_tag_ids``             [B, T]     int32   ``srl`` (BIO) ids of its arguments
 ==========================  =========  ======  =========================================================
 
-Padded entries are 0 / ``""`` / False and must be read through ``token_mask`` (and ``predicate_mask``);
+Padded entries are 0 / ``""`` and must be read through ``length`` (and ``num_predicates``);
 id 0 of a label vocabulary is a real label (``"O"`` for ``srl``), so masks, not ids, mark padding.
 A feature is present when every sentence has the annotation it needs; if only some have it,
 :func:`make_dataset` raises :class:`~data_pipeline.errors.DataFormatError` naming the first without.
@@ -64,7 +63,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -203,7 +202,6 @@ def _token_features(sentence: Sentence, index: int, vocabs: Vocabularies, encode
         raise DataFormatError(sentence.source, sentence.line, "expected at least one token, found an empty sentence")
     features = {
         "tokens": list(sentence.words),
-        "word_ids": [vocabs.word_id(w) for w in sentence.words],
         "length": length,
         "sentence_index": index,
     }
@@ -213,20 +211,18 @@ def _token_features(sentence: Sentence, index: int, vocabs: Vocabularies, encode
             vocabs.joint_pos_predicate, joint_pos_predicate_labels(sentence), sentence
         )
     if has["heads"]:
-        heads = []
         for i, head in enumerate(sentence.heads):
             if not 0 <= head <= length:
                 raise DataFormatError(
                     sentence.source, sentence.line, f"token {i + 1}: expected a head in 0..{length}, found {head}"
                 )
-            heads.append(i if head == 0 else head - 1)
-        features["heads"] = heads
+        features["parse_heads"] = list(sentence.heads)
     if has["dep_labels"]:
         features["dep_label_ids"] = encoder.ids(vocabs.dep_labels, sentence.dep_labels, sentence)
     return features
 
 
-_TOKEN_FEATURES = ("tokens", "word_ids", "predicate_indicator", "pos_ids", "joint_pos_predicate_ids", "heads", "dep_label_ids")
+_TOKEN_FEATURES = ("tokens", "pos_ids", "joint_pos_predicate_ids", "parse_heads", "dep_label_ids")
 
 
 def encode(
@@ -269,13 +265,9 @@ def encode(
         report.sentences_without_predicates += not sentence.predicates
         positions = sentence.predicate_positions
         if layout == SENTENCE_LAYOUT:
-            indicator = [0] * length
-            for p in positions:
-                indicator[p] = 1
             examples.append(
                 dict(
                     base,
-                    predicate_indicator=indicator,
                     predicate_positions=list(positions),
                     num_predicates=len(positions),
                     srl_tag_ids=tags,
@@ -283,12 +275,9 @@ def encode(
             )
         else:
             for k, (position, tag_ids) in enumerate(zip(positions, tags)):
-                indicator = [0] * length
-                indicator[position] = 1
                 examples.append(
                     dict(
                         base,
-                        predicate_indicator=indicator,
                         predicate_index=k,
                         predicate_position=position,
                         srl_tag_ids=tag_ids,
@@ -329,7 +318,7 @@ def _ragged_columns(examples: list[dict], layout: str) -> dict:
 
 
 def _densify(example: dict) -> dict:
-    """Per example: ragged rows to dense tensors, and the masks."""
+    """Per example: ragged rows to dense tensors."""
     out = {}
     length = example["length"]
     for name, value in example.items():
@@ -339,9 +328,6 @@ def _densify(example: dict) -> dict:
             out[name] = value.to_tensor(shape=tf.stack([value.nrows(), tf.cast(length, tf.int64)]))
         else:
             out[name] = value
-    out["token_mask"] = tf.sequence_mask(length, length)
-    if "predicate_positions" in out:
-        out["predicate_mask"] = tf.ones_like(out["predicate_positions"], dtype=tf.bool)
     return out
 
 
@@ -358,6 +344,7 @@ def make_dataset(
     prefetch: bool = True,
     batch_multiple: int = 1,
     repeat: bool = False,
+    preprocess: Optional[Callable[[dict], dict]] = None,
 ) -> tuple[tf.data.Dataset, DatasetReport]:
     """Padded, token-budget batches of ``sentences`` (one pass = one epoch; ``.repeat()`` for more).
 
@@ -378,6 +365,8 @@ def make_dataset(
             ``tf.distribute``); the budget may then be exceeded for buckets of very long sentences.
         repeat: repeat the examples forever *before* bucketing (training): buckets keep filling
             across passes, so every batch is full-sized and there are no end-of-pass remainders.
+        preprocess: mapped over every padded batch (the model's preprocessor, which adds the model
+            features); None leaves the batches as read.
 
     Returns:
         ``(dataset, report)``.
@@ -410,6 +399,8 @@ def make_dataset(
         bucket_batch_sizes=sizes,
         drop_remainder=False,
     )
+    if preprocess is not None:
+        dataset = dataset.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     if prefetch:
         dataset = dataset.prefetch(tf.data.AUTOTUNE)
     options = tf.data.Options()

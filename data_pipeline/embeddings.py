@@ -13,7 +13,7 @@ Rows of the returned matrix follow the vocabulary's indices (:mod:`data_pipeline
   files are in frequency order and cased files can hold several forms of one word);
 - every other row — the OOV row and words GloVe lacks — is drawn from N(0, std²) with
   ``std = dim ** -0.5`` by default (DeepAtt's initialiser for its other embedding matrices, Tan et al.
-  2018 §4.1) from a seeded generator, so two loads give the same matrix.
+  2018 §4 "Model Setup") from a seeded generator, so two loads give the same matrix.
 
 Values are only parsed for the vocabulary's words (a 400k-line file is mostly other words), but
 every line's value count is checked.

@@ -1,7 +1,17 @@
 """lisa_tf: self-attention semantic role labelling in TensorFlow/Keras.
 
 Three published models in one toolkit: DeepAtt (Tan et al. 2018), LISA and its syntax-free twin SA
-(Strubell et al. 2018), and Selective Connection (Park 2019).
+(Strubell et al. 2018), and Selective Connection (Park 2019). ``import lisa_tf`` registers every
+model and layer with ``keras.saving``, so ``keras.saving.load_model("model.keras")`` works.
 """
 
 __version__ = "0.1.0"
+
+import sys as _sys
+
+# ``import lisa_tf`` registers the models and layers with keras.saving (it imports TensorFlow). The
+# command line (``python -m lisa_tf``, where the package is imported while ``sys.argv[0]`` is still
+# "-m") skips it: each command imports what it needs, so pure-Python commands (srl-eval, stats)
+# start fast and print no TensorFlow start-up lines.
+if _sys.argv[:1] != ["-m"]:
+    import lisa_tf.models  # noqa: E402,F401

@@ -2,9 +2,15 @@
 
 An experiment is a :class:`ExperimentConfig` with three parts — :class:`DataConfig`,
 :class:`ModelConfig` and :class:`TrainConfig` — whose defaults equal DeepAtt's paper settings
-(Tan et al. 2018, §4.1). Files in ``configs/`` (TOML or JSON) override the defaults, and the command
-line overrides the file with ``section.key=value`` pairs, e.g. ``train.max_steps=200``.
-Behaviour is chosen in plain code from these typed fields, never by looking names up in tables.
+(Tan et al. 2018, §4 "Model Setup"). Files in ``configs/`` (TOML or JSON) override the defaults,
+and the command line overrides the file with ``section.key=value`` pairs, e.g.
+``train.max_steps=200``. Behaviour is chosen in plain code from these typed fields, never by
+looking names up in tables.
+
+A field with a fixed set of allowed strings is typed ``Literal[...]`` with them (e.g.
+``ModelConfig.sublayer``); loading checks every value against its field's type, so a value outside
+the choices is an error that lists them. :func:`choices` returns them, e.g. for a command-line
+``choices=``.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import os
 import pathlib
 import tomllib
 import typing
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Literal, Optional
 
 
 class ConfigError(ValueError):
@@ -36,7 +42,7 @@ class DataConfig:
         max_eval_sentences: likewise for dev/test evaluation during training.
     """
 
-    format: str = "conll05"
+    format: Literal["conll05", "conll12", "lisa"] = "conll05"
     train: str = ""
     dev: str = ""
     test: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -49,7 +55,7 @@ class DataConfig:
 
 @dataclasses.dataclass
 class ModelConfig:
-    """Model family and sizes. Defaults: DeepAtt-FFN (Tan et al. 2018, §4.1).
+    """Model family and sizes. Defaults: DeepAtt-FFN (Tan et al. 2018, §4 "Model Setup").
 
     Attributes:
         kind: ``deepatt``, ``lisa``, ``sa`` or ``selective``.
@@ -65,18 +71,18 @@ class ModelConfig:
         scale_embeddings: multiply the input embeddings by √d (DeepAtt's code; for random init).
     """
 
-    kind: str = "deepatt"
+    kind: Literal["deepatt", "lisa", "sa", "selective"] = "deepatt"
     embedding_size: int = 100
     hidden_size: int = 200
     num_heads: int = 8
     filter_size: int = 800
     num_layers: int = 10
-    sublayer: str = "ffn"
+    sublayer: Literal["ffn", "rnn", "cnn"] = "ffn"
     residual_dropout: float = 0.2
     attention_dropout: float = 0.1
     relu_dropout: float = 0.1
     label_smoothing: float = 0.1
-    decode: str = "argmax"
+    decode: Literal["argmax", "viterbi"] = "argmax"
     transition_log_probs: bool = False
     scale_embeddings: bool = True
     # LISA (Strubell et al. 2018, §2-3); layer indices are 0-based.
@@ -94,15 +100,16 @@ class ModelConfig:
     # Selective Connection (Park 2019, §3).
     selective: bool = True
     bilstm_encoder: bool = False
-    multichannel_loss: str = "mean"
-    selective_next_input: str = "state"
+    multichannel_loss: Literal["mean", "sum"] = "mean"
+    selective_next_input: Literal["state", "module"] = "state"
     selective_shared_connection: bool = True
     selective_shared_classifier: bool = True
 
 
 @dataclasses.dataclass
 class TrainConfig:
-    """Optimiser, schedule, batching and run control. Defaults: DeepAtt (Tan et al. 2018, §4.1).
+    """Optimiser, schedule, batching and run control. Defaults: DeepAtt (Tan et al. 2018, §4
+    "Model Setup").
 
     Attributes:
         optimizer: ``adadelta`` (DeepAtt) or ``nadam`` (LISA).
@@ -127,13 +134,13 @@ class TrainConfig:
         seed: for initialisation, shuffling and dropout.
     """
 
-    optimizer: str = "adadelta"
+    optimizer: Literal["adadelta", "nadam"] = "adadelta"
     learning_rate: float = 1.0
     rho: float = 0.95
     epsilon: float = 1e-6
     beta_1: float = 0.9
     beta_2: float = 0.98
-    schedule: str = "piecewise"
+    schedule: Literal["piecewise", "noam"] = "piecewise"
     boundaries: list[int] = dataclasses.field(default_factory=lambda: [400_000, 500_000])
     values: list[float] = dataclasses.field(default_factory=lambda: [1.0, 0.5, 0.25])
     warmup_steps: int = 8000
@@ -144,8 +151,8 @@ class TrainConfig:
     patience: int = 0
     max_minutes: float = 0.0
     keep_weights: int = 5
-    mixed_precision: str = "auto"
-    strategy: str = "auto"
+    mixed_precision: Literal["auto", "float32", "mixed_bfloat16", "mixed_float16"] = "auto"
+    strategy: Literal["auto", "mirrored", "multiworker", "default"] = "auto"
     seed: int = 1
 
 
@@ -164,22 +171,47 @@ class ExperimentConfig:
         pathlib.Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
 
 
-_CHOICES = {
-    ("data", "format"): {"conll05", "conll12", "lisa"},
-    ("model", "kind"): {"deepatt", "lisa", "sa", "selective"},
-    ("model", "sublayer"): {"ffn", "rnn", "cnn"},
-    ("model", "decode"): {"argmax", "viterbi"},
-    ("model", "multichannel_loss"): {"mean", "sum"},
-    ("model", "selective_next_input"): {"state", "module"},
-    ("train", "optimizer"): {"adadelta", "nadam"},
-    ("train", "schedule"): {"piecewise", "noam"},
-    ("train", "mixed_precision"): {"auto", "float32", "mixed_bfloat16", "mixed_float16"},
-    ("train", "strategy"): {"auto", "mirrored", "multiworker", "default"},
-}
+def _section_hints(config_class: type, section: str, where: str) -> dict[str, Any]:
+    """The field types of ``section`` of ``config_class``'s instances."""
+    part = typing.get_type_hints(config_class).get(section)
+    if part is None or not dataclasses.is_dataclass(part):
+        raise ConfigError(f"{where}: unknown section {section!r}; expected data, model or train")
+    return typing.get_type_hints(part)
 
 
-def _coerce(value: Any, hint: Any, where: str) -> Any:
+def choices(section: str, key: str) -> tuple[str, ...]:
+    """The allowed values of ``section.key``, in declaration order (the default first).
+
+    Example:
+    ```python
+    choices("model", "sublayer")      # ("ffn", "rnn", "cnn")
+    ```
+
+    Raises:
+        ConfigError: unknown section or key, or a field that is not a choice of strings.
+    """
+    where = f"choices({section!r}, {key!r})"
+    hints = _section_hints(ExperimentConfig, section, where)
+    if key not in hints:
+        raise ConfigError(f"{where}: unknown key {section}.{key}; expected one of {sorted(hints)}")
+    hint = hints[key]
+    if typing.get_origin(hint) is not Literal:
+        raise ConfigError(f"{where}: {section}.{key} is not a choice, found type {getattr(hint, '__name__', hint)}")
+    return typing.get_args(hint)
+
+
+def _coerce(value: Any, hint: Any, where: str, name: str) -> Any:
+    """``value`` (from TOML/JSON, or a string from the command line) as type ``hint``.
+
+    ``where`` says where the value came from and ``name`` is its ``section.key``; a ``Literal``
+    hint accepts exactly its values.
+    """
     origin = typing.get_origin(hint)
+    if origin is Literal:
+        allowed = typing.get_args(hint)
+        if value not in allowed:
+            raise ConfigError(f"{where}: {name} must be one of {sorted(allowed)}, found {value!r}")
+        return value
     if isinstance(value, str) and hint is not str:
         try:
             value = json.loads(value)
@@ -187,35 +219,28 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
             if hint is bool and value.lower() in ("true", "false"):
                 value = value.lower() == "true"
             else:
-                raise ConfigError(f"{where}: expected {getattr(hint, '__name__', hint)}, found {value!r}") from None
+                raise ConfigError(f"{where} ({name}): expected {getattr(hint, '__name__', hint)}, found {value!r}") from None
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if origin is list:
         (item,) = typing.get_args(hint)
         if not isinstance(value, list):
-            raise ConfigError(f"{where}: expected a list, found {value!r}")
-        return [_coerce(v, item, where) for v in value]
+            raise ConfigError(f"{where} ({name}): expected a list, found {value!r}")
+        return [_coerce(v, item, where, name) for v in value]
     if origin is dict:
         if not isinstance(value, dict):
-            raise ConfigError(f"{where}: expected a table of names to paths, found {value!r}")
+            raise ConfigError(f"{where} ({name}): expected a table of names to paths, found {value!r}")
         return {str(k): str(v) for k, v in value.items()}
     if hint in (int, float, str, bool) and not (type(value) is hint):
-        raise ConfigError(f"{where}: expected {hint.__name__}, found {value!r}")
+        raise ConfigError(f"{where} ({name}): expected {hint.__name__}, found {value!r}")
     return value
 
 
 def _set(config: ExperimentConfig, section: str, key: str, value: Any, where: str) -> None:
-    part = getattr(config, section, None)
-    if part is None or not dataclasses.is_dataclass(part):
-        raise ConfigError(f"{where}: unknown section {section!r}; expected data, model or train")
-    hints = typing.get_type_hints(type(part))
+    hints = _section_hints(type(config), section, where)
     if key not in hints:
         raise ConfigError(f"{where}: unknown key {section}.{key}; expected one of {sorted(hints)}")
-    value = _coerce(value, hints[key], f"{where} ({section}.{key})")
-    choices = _CHOICES.get((section, key))
-    if choices is not None and value not in choices:
-        raise ConfigError(f"{where}: {section}.{key} must be one of {sorted(choices)}, found {value!r}")
-    setattr(part, key, value)
+    setattr(getattr(config, section), key, _coerce(value, hints[key], where, f"{section}.{key}"))
 
 
 PROJECT_ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -125,7 +125,7 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
     from lisa_tf.config import load_config
     from lisa_tf.evaluation.plots import f1_by_length, plot_curves_grid, plot_f1_by_length
     from lisa_tf.training.curves import read_metrics
-    from lisa_tf.training.evaluate import evaluate_runs
+    from lisa_tf.evaluation.runs import evaluate_runs
     from lisa_tf.training.loop import train
 
     dataset = locate(dataset_name, data_dir, parse_dir)
@@ -197,14 +197,15 @@ def _syntax_heatmap(run_dir: pathlib.Path, dataset: Dataset, png: pathlib.Path) 
     """LISA's syntax head on one dev sentence, against the gold parse."""
     from data_pipeline.dataset import make_dataset
     from lisa_tf.evaluation.plots import plot_attention_heatmap
-    from lisa_tf.training.data import read_split
-    from lisa_tf.training.loop import restore_model
+    from data_pipeline.splits import read_split
+    from lisa_tf.runs import load_run, load_run_config
 
-    model, vocabs, config = restore_model(run_dir)
-    sentences = [s for s in read_split(config.data, dataset.dev, None, 200) if 8 <= len(s) <= 16 and s.heads][:1]
+    model, config = load_run(run_dir), load_run_config(run_dir)
+    sentences = [s for s in read_split(dataset.dev, config.data.format, None, 200) if 8 <= len(s) <= 16 and s.heads][:1]
     if not sentences or not getattr(model, "uses_syntax", False):
         return
-    batch = next(iter(make_dataset(sentences, vocabs, layout=model.layout, shuffle=False, unknown_labels="map")[0]))
+    batch = next(iter(make_dataset(sentences, model.vocabularies(), layout=model.layout, shuffle=False,
+                                   unknown_labels="map", preprocess=model.preprocessor)[0]))
     weights = model.attention_weights(batch)[config.model.parse_attention_layer]
     plot_attention_heatmap(weights.numpy()[0, config.model.parse_head], sentences[0].words, sentences[0].heads, png,
                            title="LISA syntax head (predicted parse) vs gold heads (red)")

@@ -4,7 +4,7 @@ Every model exposes ``layout`` (``"predicate"``: one example per gold predicate,
 gold-predicate modes; ``"sentence"``: one example per sentence, LISA/SA), ``predict_scores(features,
 **options)`` returning probability tensors, and ``decode_scores(scores, features)``, in-graph, returning tag ids
 (argmax or Viterbi, chosen by the model's config). An ensemble averages the scores of its models (the
-softmax outputs, DeepAtt §4.1) and decodes them with the first model. The tag ids are:
+softmax outputs, DeepAtt §4 "Model Setup") and decodes them with the first model. The tag ids are:
 
 * predicate layout: ``srl_tags`` [B, T] — the BIO tags of the example's predicate;
 * sentence layout: ``predicate_flags`` [B, T], ``srl_tags`` [B, T, T] (row i: the tags if token i is a
@@ -28,6 +28,8 @@ from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.vocab import Vocabularies
 
+from lisa_tf.decoding.head_indices import to_conllu
+
 
 def tags_to_arguments(tag_ids: Sequence[int], vocabs: Vocabularies, position: int) -> tuple[Span, ...]:
     """Spans of one predicate from its tag ids (length = sentence length)."""
@@ -49,7 +51,7 @@ def decode_batch(models: Sequence, batch: dict, **options) -> dict:
 def predict_sentences(
     model,
     sentences: Sequence[Sentence],
-    vocabs: Vocabularies,
+    vocabs: Optional[Vocabularies] = None,
     token_budget: int = 4096,
     **options,
 ) -> list[Sentence]:
@@ -58,17 +60,27 @@ def predict_sentences(
     In the predicate layout the gold predicates are kept and their arguments replaced; in the
     sentence layout the predicates, and POS/heads/labels when predicted, are the model's own.
     ``options`` go to the models' ``predict_scores`` (e.g. ``inject_parse=True``,
-    ``gold_predicates=True`` for LISA).
+    ``gold_predicates=True`` for LISA). ``vocabs`` defaults to the model's own vocabularies.
     """
     models = list(model) if isinstance(model, (list, tuple)) else [model]
     model = models[0]
+    vocabs = vocabs if vocabs is not None else model.vocabularies()
     dataset, _ = make_dataset(
-        sentences, vocabs, layout=model.layout, token_budget=token_budget, shuffle=False, unknown_labels="map"
+        sentences,
+        vocabs,
+        layout=model.layout,
+        token_budget=token_budget,
+        shuffle=False,
+        unknown_labels="map",
+        preprocess=model.preprocessor,
     )
     arguments: dict[tuple[int, int], tuple[Span, ...]] = {}
     whole: dict[int, dict] = {}
     for batch in dataset:
-        out = {k: np.asarray(v) for k, v in decode_batch(models, batch, **options).items()}
+        decoded = decode_batch(models, batch, **options)
+        if "heads" in decoded:
+            decoded["heads"] = to_conllu(decoded["heads"], batch["token_mask"])
+        out = {k: np.asarray(v) for k, v in decoded.items()}
         index = batch["sentence_index"].numpy()
         lengths = batch["length"].numpy()
         for b, (s, n) in enumerate(zip(index, lengths)):
@@ -103,16 +115,7 @@ def _sentence_from_outputs(sentence: Sentence, out: dict, vocabs: Vocabularies) 
     if "pos" in out:
         changes["pos"] = [vocabs.pos.entry(int(i)) for i in out["pos"][:n]]
     if "heads" in out:
-        changes["heads"] = [0 if int(h) == i else int(h) + 1 for i, h in enumerate(out["heads"][:n])]
+        changes["heads"] = [int(h) for h in out["heads"][:n]]
     if "dep_labels" in out:
         changes["dep_labels"] = [vocabs.dep_labels.entry(int(i)) for i in out["dep_labels"][:n]]
     return dataclasses.replace(sentence, **changes)
-
-
-def score(gold: Sequence[Sentence], predicted: Sequence[Sentence], swap: bool = False) -> dict:
-    """SRL precision/recall/F1 with the project's srl-eval (warnings silenced, counts kept)."""
-    from lisa_tf.evaluation.srl_eval import evaluate, evaluate_swap
-
-    function = evaluate_swap if swap else evaluate
-    result = function(list(gold), list(predicted), warn=lambda message: None)
-    return {"precision": result.precision, "recall": result.recall, "f1": result.f1}

@@ -1,6 +1,10 @@
+import dataclasses
+import json
+import typing
+
 import pytest
 
-from lisa_tf.config import ConfigError, load_config
+from lisa_tf.config import ConfigError, ExperimentConfig, choices, config_from_dict, load_config
 
 
 def test_defaults_are_deepatt_paper_settings():
@@ -51,3 +55,43 @@ def test_relative_data_paths_in_files_resolve_against_the_project_root(tmp_path,
     assert config.data.train == str(PROJECT_ROOT / "data" / "propbank-ewt" / "train.gold_conll.gz")
     assert config.data.test["test"] == str(PROJECT_ROOT / "data" / "propbank-ewt" / "test.gold_conll.gz")
     assert config.data.dev == "mine/dev.gz"  # overrides are taken as typed
+
+
+def test_unknown_choice_lists_the_valid_ones(tmp_path):
+    with pytest.raises(ConfigError) as error:
+        load_config(None, ["model.sublayer=gru"])
+    assert str(error.value) == "override 'model.sublayer=gru': model.sublayer must be one of ['cnn', 'ffn', 'rnn'], found 'gru'"
+    path = tmp_path / "bad.toml"
+    path.write_text('[train]\noptimizer = "sgd"\n')
+    with pytest.raises(ConfigError, match=r"bad.toml: train.optimizer must be one of \['adadelta', 'nadam'\], found 'sgd'"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=r"model.kind must be one of .*, found 3"):
+        config_from_dict({"model": {"kind": 3}})
+
+
+def test_choices_come_from_the_field_types():
+    assert choices("model", "sublayer") == ("ffn", "rnn", "cnn")
+    assert choices("data", "format") == ("conll05", "conll12", "lisa")
+    assert choices("train", "mixed_precision") == ("auto", "float32", "mixed_bfloat16", "mixed_float16")
+    config = ExperimentConfig()
+    for section in ("data", "model", "train"):
+        part = getattr(config, section)
+        for field in dataclasses.fields(part):
+            if typing.get_origin(typing.get_type_hints(type(part))[field.name]) is typing.Literal:
+                assert getattr(part, field.name) == choices(section, field.name)[0]
+    for value in choices("model", "kind"):
+        assert load_config(None, [f"model.kind={value}"]).model.kind == value
+    with pytest.raises(ConfigError, match="model.hidden_size is not a choice"):
+        choices("model", "hidden_size")
+    with pytest.raises(ConfigError, match="unknown key model.sublayers"):
+        choices("model", "sublayers")
+    with pytest.raises(ConfigError, match="unknown section 'modle'"):
+        choices("modle", "sublayer")
+
+
+def test_saved_dict_round_trips_unchanged():
+    config = load_config(None, ["model.kind=lisa", "model.sublayer=cnn", "train.schedule=noam", "data.test={\"a\": \"b\"}"])
+    saved = json.loads(json.dumps(dataclasses.asdict(config)))
+    rebuilt = config_from_dict(saved)
+    assert rebuilt == config and dataclasses.asdict(rebuilt) == saved
+    assert config_from_dict(dataclasses.asdict(ExperimentConfig())) == ExperimentConfig()

@@ -9,24 +9,21 @@ format        input                                                       reader
 ``conllu``    CoNLL-U dependency file                                     :func:`data_pipeline.readers.conllu.read_conllu`
 ============  ==========================================================  =========================================
 
-:func:`read_sentences` picks the reader by format name; each reader module is imported only when used.
+:func:`read_sentences` calls the reader of a format name; :data:`FORMATS` lists the names.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 
+from data_pipeline.readers.conll05 import read_conll05
+from data_pipeline.readers.conll12 import read_conll12
+from data_pipeline.readers.conllu import read_conllu
+from data_pipeline.readers.lisa_columns import read_lisa
 from data_pipeline.sentence import Sentence
 
-# format name -> (module, function)
-READERS = {
-    "conll05": ("data_pipeline.readers.conll05", "read_conll05"),
-    "conll12": ("data_pipeline.readers.conll12", "read_conll12"),
-    "lisa": ("data_pipeline.readers.lisa_columns", "read_lisa"),
-    "conllu": ("data_pipeline.readers.conllu", "read_conllu"),
-}
-FORMATS = tuple(READERS)
+#: The format names :func:`read_sentences` accepts.
+FORMATS = ("conll05", "conll12", "lisa", "conllu")
 
 
 def read_sentences(path: str | os.PathLike, fmt: str) -> list[Sentence]:
@@ -36,8 +33,12 @@ def read_sentences(path: str | os.PathLike, fmt: str) -> list[Sentence]:
         ValueError: ``fmt`` is not a known format.
         DataFormatError: whatever the format's reader finds wrong with the file.
     """
-    if fmt not in READERS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    module_name, function_name = READERS[fmt]
-    reader = getattr(importlib.import_module(module_name), function_name)
-    return reader(path)
+    if fmt == "conll05":
+        return read_conll05(path)
+    if fmt == "conll12":
+        return read_conll12(path)
+    if fmt == "lisa":
+        return read_lisa(path)
+    if fmt == "conllu":
+        return read_conllu(path)
+    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")

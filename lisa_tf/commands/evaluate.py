@@ -20,7 +20,7 @@ def run(args) -> int:
     import json
     import pathlib
 
-    from lisa_tf.training.evaluate import evaluate_runs, metrics_markdown
+    from lisa_tf.evaluation.runs import evaluate_runs, metrics_markdown
 
     metrics = evaluate_runs(
         args.run,

@@ -9,6 +9,7 @@ import numpy as np
 
 from data_pipeline.sentence import Sentence
 
+from lisa_tf.decoding.head_indices import to_self_loop
 from lisa_tf.evaluation.srl_eval import evaluate
 
 LENGTH_BINS = ((0, 10), (11, 20), (21, 30), (31, 40), (41, 1000))
@@ -74,8 +75,7 @@ def plot_attention_heatmap(attention: np.ndarray, words: Sequence[str], gold_hea
     n = len(words)
     fig, ax = plt.subplots(figsize=(0.45 * n + 2, 0.45 * n + 1.5))
     ax.imshow(attention[:n, :n], cmap="Blues", vmin=0.0, vmax=1.0)
-    for i, head in enumerate(gold_heads[:n]):
-        j = i if head == 0 else head - 1
+    for i, j in enumerate(np.asarray(to_self_loop(np.asarray(gold_heads[:n], np.int32)))):
         ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=1.5))
     ax.set_xticks(range(n), words, rotation=90, fontsize=8)
     ax.set_yticks(range(n), words, fontsize=8)

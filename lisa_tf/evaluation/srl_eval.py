@@ -564,3 +564,12 @@ def evaluate_swap(gold: Source, predicted: Source, *, warn: Warn = print_warning
     normal = evaluate(gold, predicted, warn=warn, match_verbs=match_verbs)
     swapped = evaluate(predicted, gold, warn=warn, match_verbs=match_verbs, _prefix="(swapped run) ")
     return SwapResult(normal, swapped)
+
+
+def score(gold: Sequence[Sentence], predicted: Sequence[Sentence], swap: bool = False) -> dict:
+    """SRL precision/recall/F1 of Sentences as a plain dict (warnings silenced, counts kept):
+    :func:`evaluate`, or :func:`evaluate_swap` (He et al.'s end-to-end convention) with ``swap``."""
+    function = evaluate_swap if swap else evaluate
+    result = function(list(gold), list(predicted), warn=lambda message: None)
+    return {"precision": result.precision, "recall": result.recall, "f1": result.f1}
+

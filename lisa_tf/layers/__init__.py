@@ -7,11 +7,17 @@
   layer-norm wrapper (DeepAtt Eqns 5-10).
 - :mod:`~lisa_tf.layers.biaffine`: biaffine arc and bilinear label/role scorers (LISA Eqns 4, 6).
 - :mod:`~lisa_tf.layers.dropout`: inverted dropout drawing 16 random bits per unit (all models' dropout).
-- :mod:`~lisa_tf.layers.viterbi`: constrained BIO Viterbi in core TF ops and transition statistics.
 - :mod:`~lisa_tf.layers.selective_connection`: Park et al. 2019's gated cross-layer state.
 
+Two helper modules hold what the layers share (and define no layer):
+
+- :mod:`~lisa_tf.layers.masking`: ``MASK_LOGIT``, ``as_bool_mask``, ``mask_logits`` (padded keys
+  before a softmax) and ``fill_padded_positions`` (values at padded positions).
+- :mod:`~lisa_tf.layers.initializers`: ``clone_initializer``, a fresh initializer per weight.
+
 Importing a module registers its layers with ``keras.saving`` (package ``lisa_tf``); this package
-imports all of the above except the selective connection, which its model imports itself.
+imports all of the layer modules above except the selective connection, which its model imports
+itself. Nothing here imports ``lisa_tf.decoding``, ``lisa_tf.models`` or ``lisa_tf.training``.
 """
 
 from lisa_tf.layers.attention import SelfAttention
@@ -19,17 +25,8 @@ from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
 from lisa_tf.layers.dropout import Dropout
 from lisa_tf.layers.sublayers import BiLSTMSum, FeedForward, GLUConv, ResidualNorm
 from lisa_tf.layers.timing_signal import TimingSignal
-from lisa_tf.layers.viterbi import (
-    FORBIDDEN,
-    bio_start_mask,
-    bio_transition_mask,
-    start_log_probs,
-    transition_log_probs,
-    viterbi_decode,
-)
 
 __all__ = [
-    "FORBIDDEN",
     "BiLSTMSum",
     "BiaffineArcScorer",
     "BilinearLabelScorer",
@@ -39,9 +36,4 @@ __all__ = [
     "ResidualNorm",
     "SelfAttention",
     "TimingSignal",
-    "bio_start_mask",
-    "bio_transition_mask",
-    "start_log_probs",
-    "transition_log_probs",
-    "viterbi_decode",
 ]

@@ -26,23 +26,8 @@ import keras
 from keras import ops
 
 from lisa_tf.layers.dropout import Dropout
-
-#: Added to the logits of padded keys before the softmax: finite (no ``inf − inf`` NaN when a
-#: whole row is padding) yet far below any real logit, so ``exp`` gives exactly 0 in float32.
-MASK_LOGIT = -1e9
-
-
-def clone_initializer(initializer):
-    """A fresh copy of a Keras initializer, so two weights never share one random draw."""
-    initializer = keras.initializers.get(initializer)
-    return initializer.__class__.from_config(initializer.get_config())
-
-
-def as_bool_mask(mask):
-    """A padding mask of any dtype (bool, int, float) as bool, or None."""
-    if mask is None:
-        return None
-    return mask if mask.dtype == "bool" else ops.not_equal(mask, 0)
+from lisa_tf.layers.initializers import clone_initializer
+from lisa_tf.layers.masking import mask_logits
 
 
 @keras.saving.register_keras_serializable(package="lisa_tf")
@@ -59,13 +44,15 @@ class SelfAttention(keras.layers.Layer):
     ```
 
     With ``head_override=A_parse, head_override_index=p`` the ``p``-th distribution is
-    ``A_parse`` instead of the softmax (LISA §2.2, Eqn 4 and "These attention weights are used to compose a weighted average of
-    the value representations V_parse as in the other attention heads").
+    ``A_parse`` instead of the softmax (LISA §2.2, Eqn 4 and "These attention weights are used to
+    compose a weighted average of the value representations V_parse as in the other attention
+    heads").
 
-    Masking: padded keys get the logit ``MASK_LOGIT`` before the softmax, so they receive exactly
-    zero weight and never reach a real token's softmax denominator. Outputs at padded query
-    positions are finite but meaningless. A given ``A_parse`` is used exactly as given: it should
-    put zero mass on padded keys (a parser's masked softmax or one-hot heads do).
+    Masking: padded keys get the logit :data:`~lisa_tf.layers.masking.MASK_LOGIT` before the
+    softmax, so they receive exactly zero weight and never reach a real token's softmax
+    denominator. Outputs at padded query positions are finite but meaningless. A given
+    ``A_parse`` is used exactly as given: it should put zero mass on padded keys (a parser's
+    masked softmax or one-hot heads do).
 
     Mixed precision: projections and the value average run in the compute dtype; the logits are
     cast to float32 before masking and softmax; the returned attention weights are float32, and
@@ -80,8 +67,8 @@ class SelfAttention(keras.layers.Layer):
             weights used for the value average, not to the returned ones.
         use_bias: bool. Biases in the projections (DeepAtt/T2T: no; LISA footnote 2: yes).
         kernel_initializer: initializer of the projection matrices. Default orthogonal (DeepAtt
-            §4.1 "Initialization": all sub-layer weights are random orthogonal matrices); the
-            per-head projections of all heads form one ``[d, H·d_k]`` matrix.
+            §4 "Model Setup", "Initialization": all sub-layer weights are random orthogonal
+            matrices); the per-head projections of all heads form one ``[d, H·d_k]`` matrix.
         bias_initializer: initializer of the biases.
         **kwargs: other keyword arguments of ``keras.layers.Layer``.
 
@@ -113,7 +100,8 @@ class SelfAttention(keras.layers.Layer):
     ```
 
     References:
-        - Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §3, Eqns 1-4; §4.1.
+        - Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §3, Eqns 1-4; §4 "Model
+          Setup".
         - Strubell et al. 2018, "Linguistically-Informed Self-Attention for Semantic Role
           Labeling", §2.1 Eqns 2-3, §2.2 Eqns 4-5.
         - Vaswani et al. 2017, "Attention Is All You Need", §3.2.
@@ -204,10 +192,7 @@ class SelfAttention(keras.layers.Layer):
 
         # A_h = softmax(d_k^-0.5 Q_h K_h^T), in float32 with padded keys excluded.
         logits = ops.cast(ops.einsum("bqhd,bkhd->bhqk", query, key), "float32")
-        mask = as_bool_mask(mask)
-        if mask is not None:
-            logits = ops.where(mask[:, None, None, :], logits, MASK_LOGIT)
-        weights = ops.softmax(logits, axis=-1)
+        weights = ops.softmax(mask_logits(logits, mask), axis=-1)
 
         if head_override is not None:
             index = head_override_index

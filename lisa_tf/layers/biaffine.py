@@ -18,8 +18,9 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from lisa_tf.layers.attention import MASK_LOGIT, as_bool_mask, clone_initializer
 from lisa_tf.layers.dropout import Dropout
+from lisa_tf.layers.initializers import clone_initializer
+from lisa_tf.layers.masking import mask_logits
 
 
 def _mlp(width, activation, initializer, dtype, name):
@@ -40,9 +41,10 @@ class BiaffineArcScorer(keras.layers.Layer):
     ```
 
     A dependent-only bias term would be the same for every candidate head of a row and cancel in
-    the softmax over heads, so there is none. Padded heads get the logit ``MASK_LOGIT``: they get
-    exactly zero probability and never enter a real token's softmax denominator. Rows of padded
-    dependents are finite and should be masked out of the loss.
+    the softmax over heads, so there is none. Padded heads get the logit
+    :data:`~lisa_tf.layers.masking.MASK_LOGIT`: they get exactly zero probability and never enter
+    a real token's softmax denominator. Rows of padded dependents are finite and should be masked
+    out of the loss.
 
     Args:
         mlp_dim: int. Width ``m`` of the dependent and head MLPs (LISA's code: 500).
@@ -117,11 +119,7 @@ class BiaffineArcScorer(keras.layers.Layer):
         scores = ops.einsum("btm,mn,bqn->btq", queries, bilinear, keys)  # Q U Kᵀ
         if self.use_head_bias:
             scores = scores + ops.einsum("bqn,n->bq", keys, ops.cast(self.head_bias, keys.dtype))[:, None, :]
-        scores = ops.cast(scores, "float32")
-        mask = as_bool_mask(mask)
-        if mask is not None:
-            scores = ops.where(mask[:, None, :], scores, MASK_LOGIT)
-        return scores
+        return mask_logits(ops.cast(scores, "float32"), mask)
 
     def compute_output_shape(self, input_shape):
         return (input_shape[0], input_shape[1], input_shape[1])

@@ -1,11 +1,11 @@
 """Inverted dropout whose keep/drop decision is drawn from 16 random bits per unit.
 
-Every DeepAtt layer applies dropout four times (Tan et al. 2018 §4.1 "Dropout": residual dropout 0.2
-on both sub-layers, attention dropout 0.1, ReLU dropout 0.1 on the ``filter_size``-wide FFN
-activations), so on a CPU the random numbers are a measurable share of a training step:
-``keras.layers.Dropout`` (``tf.nn.experimental.stateless_dropout``) draws one 32-bit float per unit,
-and on the 2-core benchmark machine dropping a ``[4096, 800]`` activation costs as much as the FFN's
-first matmul. :class:`Dropout` draws one 32-bit Philox word per *two* units and compares each 16-bit
+Every DeepAtt layer applies dropout four times (Tan et al. 2018 §4 "Model Setup", "Settings and
+Regularization": residual dropout 0.2 on both sub-layers, attention dropout 0.1, ReLU dropout 0.1
+on the ``filter_size``-wide FFN activations), so on a CPU the random numbers are a measurable share
+of a training step: ``keras.layers.Dropout`` (``tf.nn.experimental.stateless_dropout``) draws one
+32-bit float per unit, and on the 2-core benchmark machine dropping a ``[4096, 800]`` activation
+costs as much as the FFN's first matmul. :class:`Dropout` draws one 32-bit Philox word per *two* units and compares each 16-bit
 half with a threshold, which halves the random-number work (``benchmarks/throughput.py`` measures
 the effect on whole models).
 

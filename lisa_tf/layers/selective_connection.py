@@ -47,20 +47,9 @@ from __future__ import annotations
 
 import keras
 from keras import ops
-from keras.src.backend import get_keras_mask
 
-
-def _fresh_initializer(initializer, index):
-    """A copy of ``initializer`` for the ``index``-th weight that shares it.
-
-    Keras 3 initializers give the same values on every call, seeded or not, so each weight needs
-    its own copy; an integer seed is offset by ``index`` (distinct per weight) so that the
-    weights still differ from one another while staying reproducible.
-    """
-    config = initializer.get_config()
-    if isinstance(config.get("seed"), int):
-        config["seed"] = config["seed"] + index
-    return initializer.__class__.from_config(config)
+from lisa_tf.layers.initializers import clone_initializer
+from lisa_tf.layers.masking import fill_padded_positions
 
 
 @keras.saving.register_keras_serializable(package="lisa_tf")
@@ -111,7 +100,9 @@ class SelectiveConnection(keras.layers.Layer):
         inputs: ``X_i``, float tensor ``[batch, time, d]``, the i-th attentive module's output.
         state: ``S_{i-1}``, float tensor ``[batch, time, s]``.
         padding_mask: optional bool/int tensor ``[batch, time]``, true (non-zero) at real
-            tokens. Falls back to the implicit Keras mask of ``inputs``.
+            tokens. Falls back to ``inputs_mask``.
+        inputs_mask: the implicit Keras mask of ``inputs`` (e.g. from
+            ``Embedding(mask_zero=True)``), passed by Keras itself; not meant to be given.
 
     Returns:
         ``S_i``, tensor ``[batch, time, s]`` in the compute dtype.
@@ -172,14 +163,16 @@ class SelectiveConnection(keras.layers.Layer):
             )
         self.input_dim, self.state_dim = int(input_dim), int(state_dim)
 
+        # Each weight gets its own copy of its initializer, a seeded one offset by the weight's
+        # index, so that weights sharing an initializer differ yet stay reproducible.
         def kernel(name, rows, initializer, index):
-            initializer = _fresh_initializer(initializer, index)
+            initializer = clone_initializer(initializer, seed_offset=index)
             return self.add_weight(name=name, shape=(rows, self.state_dim), initializer=initializer)
 
         def bias(name, initializer, index):
             if not self.use_bias:
                 return None
-            initializer = _fresh_initializer(initializer, index)
+            initializer = clone_initializer(initializer, seed_offset=index)
             return self.add_weight(name=name, shape=(self.state_dim,), initializer=initializer)
 
         # Eqn 10: selective modulator z.
@@ -205,9 +198,12 @@ class SelectiveConnection(keras.layers.Layer):
             out = out + ops.cast(bias, self.compute_dtype)
         return out
 
-    def call(self, inputs, state, padding_mask=None):
+    def call(self, inputs, state, padding_mask=None, inputs_mask=None):
+        # ``inputs_mask`` is filled by Keras with the implicit mask of ``inputs`` (the
+        # ``<argument>_mask`` convention of ``Layer.__call__`` for layers with several tensor
+        # arguments, as in ``keras.layers.MultiHeadAttention``'s ``query_mask``).
         if padding_mask is None:
-            padding_mask = get_keras_mask(inputs)
+            padding_mask = inputs_mask
         x = ops.cast(inputs, self.compute_dtype)
         s_prev = ops.cast(state, self.compute_dtype)
 
@@ -222,12 +218,9 @@ class SelectiveConnection(keras.layers.Layer):
         )
         s_new = (1.0 - z) * s_prev + z * s_hat  # Eqn 9
 
-        if padding_mask is not None:
-            # Padded positions carry the state unchanged (z = 0). `where`, not a multiply by
-            # the mask, so non-finite values computed from padded inputs cannot leak in.
-            keep = ops.expand_dims(ops.cast(padding_mask, "bool"), axis=-1)
-            s_new = ops.where(keep, s_new, s_prev)
-        return s_new
+        # Padded positions carry the state unchanged (z = 0); a select, not a multiply by the mask,
+        # so non-finite values computed from padded inputs cannot leak in.
+        return fill_padded_positions(s_new, padding_mask, fill=s_prev)
 
     def compute_output_shape(self, inputs_shape, state_shape):
         return tuple(state_shape)

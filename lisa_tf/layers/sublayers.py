@@ -1,7 +1,8 @@
 """DeepAtt's non-linear sub-layers and the residual + layer-normalisation wrapper.
 
 Each DeepAtt layer (Tan et al. 2018, §3) is a non-linear sub-layer followed by an attention
-sub-layer; three non-linear sub-layers are compared (§3 "Nonlinear Sub-Layers", Table 3):
+sub-layer; three non-linear sub-layers are described (§3 "Nonlinear Sub-Layers") and compared
+(Tables 1-2; Table 3 row 11 removes the sub-layer):
 
 - :class:`FeedForward`: ``FFN(X) = ReLU(X W1) W2`` (Eqn 9); LISA's feed-forward (Strubell et al.
   2018, §2.1) uses leaky ReLU after both projections, so both activations are arguments.
@@ -9,11 +10,12 @@ sub-layer; three non-linear sub-layers are compared (§3 "Nonlinear Sub-Layers",
 - :class:`GLUConv`: a gated linear unit over a width-3 convolution (Eqn 8; Dauphin et al. 2017).
 
 :class:`ResidualNorm` wraps any of them, or the attention sub-layer, as
-``LN(X + dropout(SubLayer(X)))`` (Eqn 10 and the sentence after it: "We then apply layer
-normalization after the residual connection"), or pre-LN ``X + dropout(SubLayer(LN(X)))``.
+``LN(X + dropout(SubLayer(X)))`` (DeepAtt §3 "Deep Topology": Eqn 10 ``Y = X + Sub-Layer(X)`` and
+the sentence after it, "We then apply layer normalization after the residual connection"; LISA
+§2.1 Eqn 1), or pre-LN ``X + dropout(SubLayer(LN(X)))``.
 
-Sub-layer weights default to orthogonal initialisation (§4.1 "Initialization": "We initialize
-the weights of all sub-layers as random orthogonal matrices").
+Sub-layer weights default to orthogonal initialisation (DeepAtt §4 "Model Setup",
+"Initialization": "We initialize the weights of all sub-layers as random orthogonal matrices").
 
 Masking: every layer takes a ``[batch, time]`` padding mask (true on real tokens). The FFN is
 position-wise; the BiLSTM and the convolution mix positions, so they zero (or skip) padded
@@ -27,13 +29,16 @@ import inspect
 import keras
 from keras import ops
 
-from lisa_tf.layers.attention import as_bool_mask, clone_initializer
 from lisa_tf.layers.dropout import Dropout
+from lisa_tf.layers.initializers import clone_initializer
+from lisa_tf.layers.masking import as_bool_mask, fill_padded_positions
 
 
 @keras.saving.register_keras_serializable(package="lisa_tf")
 class FeedForward(keras.layers.Layer):
     """Position-wise feed-forward sub-layer ``FFN(X) = f(X W1 + b1) W2 + b2`` (DeepAtt Eqn 9).
+
+    Eqn 9 has no biases (``use_bias=False`` gives it exactly) and no output activation.
 
     Args:
         hidden_size: int. Output width ``d`` (DeepAtt: equal to the input width).
@@ -44,7 +49,7 @@ class FeedForward(keras.layers.Layer):
         output_activation: activation after the second projection, ``None`` for DeepAtt; LISA
             §2.1 writes "two linear projections each followed by leaky ReLU activations".
         use_bias: bool. Biases in both projections.
-        kernel_initializer: default orthogonal (DeepAtt §4.1).
+        kernel_initializer: default orthogonal (DeepAtt §4 "Model Setup").
         bias_initializer: default zeros.
         **kwargs: other keyword arguments of ``keras.layers.Layer``.
 
@@ -60,7 +65,7 @@ class FeedForward(keras.layers.Layer):
     ```
 
     References:
-        - Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §3 Eqn 9, §4.1.
+        - Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §3 Eqn 9, §4 "Model Setup".
         - Strubell et al. 2018, "Linguistically-Informed Self-Attention for Semantic Role
           Labeling", §2.1.
     """
@@ -156,7 +161,7 @@ class BiLSTMSum(keras.layers.Layer):
         units: int. LSTM width, equal to the output width (DeepAtt: the model width ``d``).
         dropout: float. Dropout on the LSTM inputs.
         recurrent_dropout: float. Dropout on the recurrent state.
-        kernel_initializer: default orthogonal (DeepAtt §4.1).
+        kernel_initializer: default orthogonal (DeepAtt §4 "Model Setup").
         recurrent_initializer: default orthogonal.
         **kwargs: other keyword arguments of ``keras.layers.Layer``.
 
@@ -173,7 +178,7 @@ class BiLSTMSum(keras.layers.Layer):
     ```
 
     References:
-        Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §3 Eqns 5-7, §4.1.
+        Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §3 Eqns 5-7, §4 "Model Setup".
     """
 
     def __init__(
@@ -211,9 +216,7 @@ class BiLSTMSum(keras.layers.Layer):
     def call(self, inputs, mask=None, training=None):
         mask = as_bool_mask(mask)
         outputs = self.bidirectional(inputs, mask=mask, training=training)
-        if mask is not None:
-            outputs = outputs * ops.cast(mask, outputs.dtype)[..., None]
-        return outputs
+        return fill_padded_positions(outputs, mask)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)
@@ -249,7 +252,7 @@ class GLUConv(keras.layers.Layer):
         hidden_size: int. Output width ``d``.
         kernel_size: int. Filter width ``k`` (DeepAtt: 3).
         use_bias: bool. Biases in the convolution.
-        kernel_initializer: default orthogonal (DeepAtt §4.1).
+        kernel_initializer: default orthogonal (DeepAtt §4 "Model Setup").
         bias_initializer: default zeros.
         **kwargs: other keyword arguments of ``keras.layers.Layer``.
 
@@ -265,7 +268,7 @@ class GLUConv(keras.layers.Layer):
     ```
 
     References:
-        - Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §3 Eqn 8, §4.1.
+        - Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §3 Eqn 8, §4 "Model Setup".
         - Dauphin et al. 2017, "Language Modeling with Gated Convolutional Networks".
     """
 
@@ -302,13 +305,8 @@ class GLUConv(keras.layers.Layer):
 
     def call(self, inputs, mask=None):
         mask = as_bool_mask(mask)
-        if mask is not None:
-            inputs = inputs * ops.cast(mask, inputs.dtype)[..., None]
-        linear, gate = ops.split(self.convolution(inputs), 2, axis=-1)
-        outputs = linear * ops.sigmoid(gate)
-        if mask is not None:
-            outputs = outputs * ops.cast(mask, outputs.dtype)[..., None]
-        return outputs
+        linear, gate = ops.split(self.convolution(fill_padded_positions(inputs, mask)), 2, axis=-1)
+        return fill_padded_positions(linear * ops.sigmoid(gate), mask)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.hidden_size,)
@@ -330,29 +328,45 @@ class GLUConv(keras.layers.Layer):
         return config
 
 
+def _is_tensor_like(value) -> bool:
+    """Whether Keras treats ``value`` (or every leaf of it) as a tensor call argument: backend and
+    symbolic tensors, and arrays, which ``Layer.__call__`` converts to tensors."""
+    leaves = keras.tree.flatten(value)
+    return bool(leaves) and all(
+        ops.is_tensor(leaf) or isinstance(leaf, keras.KerasTensor) or hasattr(leaf, "__array__") for leaf in leaves
+    )
+
+
 @keras.saving.register_keras_serializable(package="lisa_tf")
 class ResidualNorm(keras.layers.Wrapper):
     """Residual connection, dropout and layer normalisation around a sub-layer.
 
     ```
-    post-LN (default, DeepAtt Eqn 10 + §3):  Y = LN(X + dropout(SubLayer(X)))
+    post-LN (default, DeepAtt Eqn 10 + LN):  Y = LN(X + dropout(SubLayer(X)))
     pre-LN (normalize_first=True):           Y = X + dropout(SubLayer(LN(X)))
     ```
 
-    DeepAtt and the LISA paper (§2.1, "add the output ... to the initial representation and apply
-    layer normalization") are post-LN; pre-LN (as in Tensor2Tensor's later defaults) is offered
-    for deep stacks that train poorly post-LN.
+    DeepAtt (§3 "Deep Topology": Eqn 10 ``Y = X + Sub-Layer(X)``, then "We then apply layer
+    normalization after the residual connection") and LISA (§2.1 Eqn 1,
+    ``s_t = LN(s_t + T(s_t))``) are post-LN; pre-LN (as in Tensor2Tensor's later defaults) is
+    offered for deep stacks that train poorly post-LN.
 
-    The padding mask and ``training`` are passed to the sub-layer when its ``call`` takes them,
-    and so are the arguments of :class:`~lisa_tf.layers.attention.SelfAttention`
-    (``head_override``, ``head_override_index``, ``return_attention_scores``). They are named
-    explicitly rather than collected in ``**kwargs`` because Keras treats ``**kwargs`` as one
-    nested argument and refuses one that mixes tensors with Python values. When the sub-layer
-    returns a tuple, the residual applies to its first element and the rest is returned
-    unchanged: ``(Y, *extras)``.
+    Every keyword argument of a call other than ``mask`` and ``training`` is forwarded to the
+    sub-layer unchanged (e.g. :class:`~lisa_tf.layers.attention.SelfAttention`'s
+    ``head_override``); a keyword its ``call()`` does not take is an error. ``mask`` and
+    ``training`` are passed on when the sub-layer's ``call()`` takes them. When the sub-layer
+    returns a tuple or list, the residual applies to its first element and the others are
+    returned unchanged after it: ``(Y, *extras)``.
+
+    Forwarded keywords travel through Keras as two call arguments, ``sublayer_tensors`` and
+    ``sublayer_options``, filled by ``__call__``: Keras binds ``call()`` arguments by name and
+    refuses one nested argument (such as a ``**kwargs`` catch-all) that mixes tensors with Python
+    values, while a sub-layer may take both, e.g. a tensor ``head_override`` with the flag
+    ``return_attention_scores=True``. Forwarded tensors are passed as given (no autocasting, so
+    a float32 ``head_override`` stays float32); ``inputs`` is cast to the compute dtype.
 
     Args:
-        layer: the wrapped sub-layer; its output must have its input's shape.
+        layer: the wrapped sub-layer; its output (or first output) must have its input's shape.
         dropout: float. Residual dropout rate (DeepAtt: 0.2; LISA: 0.1).
         normalize_first: bool. Pre-LN instead of post-LN.
         epsilon: float. Layer-normalisation epsilon.
@@ -360,59 +374,77 @@ class ResidualNorm(keras.layers.Wrapper):
 
     Call arguments:
         inputs: ``[batch, time, features]``.
-        mask: optional ``[batch, time]`` padding mask, passed to the sub-layer.
+        mask: optional ``[batch, time]`` padding mask, passed to the sub-layer; default the
+            implicit Keras mask of ``inputs``.
         training: bool.
-        head_override, head_override_index, return_attention_scores: passed to the sub-layer
-            when given (see :class:`~lisa_tf.layers.attention.SelfAttention`).
+        **kwargs: passed to the sub-layer's ``call()``.
+
+    Returns:
+        ``[batch, time, features]``, or ``(outputs, *extras)`` when the sub-layer returns a tuple.
 
     Example:
     ```python
     block = ResidualNorm(FeedForward(16, 64), dropout=0.2)
     y = block(keras.random.normal((2, 5, 16)), training=True)      # [2, 5, 16]
+    attention = ResidualNorm(SelfAttention(16, 4), dropout=0.2)
+    y, weights = attention(keras.random.normal((2, 5, 16)), return_attention_scores=True)
     ```
 
     References:
-        - Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §3 Eqn 10.
+        - Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", §3 "Deep
+          Topology", Eqn 10.
+        - Strubell et al. 2018, "Linguistically-Informed Self-Attention for Semantic Role
+          Labeling", §2.1 Eqn 1.
         - Ba et al. 2016, "Layer Normalization".
     """
 
+    #: Arguments of ``call()`` that are ResidualNorm's own, never forwarded as they are.
+    _OWN_CALL_ARGUMENTS = ("mask", "training", "inputs_mask", "sublayer_tensors", "sublayer_options")
+
     def __init__(self, layer, dropout: float = 0.0, normalize_first: bool = False, epsilon: float = 1e-6, **kwargs):
-        # No autocasting of call arguments: ``head_override`` must reach SelfAttention in float32
-        # (see there); ``inputs`` is cast to the compute dtype in call().
+        # No autocasting of call arguments: forwarded tensors reach the sub-layer as given (its own
+        # __call__ autocasts them if it autocasts); ``inputs`` is cast in call().
         super().__init__(layer, autocast=False, **kwargs)
         self.dropout = dropout
         self.normalize_first = normalize_first
         self.epsilon = epsilon
         self.supports_masking = True
-        self._accepted = set(inspect.signature(layer.call).parameters)
+        parameters = inspect.signature(layer.call).parameters.values()
+        self._sublayer_arguments = {p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        self._sublayer_takes_any_keyword = any(p.kind is p.VAR_KEYWORD for p in parameters)
         self.residual_dropout = Dropout(dropout, dtype=self.dtype_policy, name="residual_dropout")
         self.layer_norm = keras.layers.LayerNormalization(epsilon=epsilon, dtype=self.dtype_policy, name="layer_norm")
+
+    def __call__(self, inputs, *args, **kwargs):
+        forwarded = {name: kwargs.pop(name) for name in list(kwargs) if name not in self._OWN_CALL_ARGUMENTS}
+        if not self._sublayer_takes_any_keyword:
+            for name, value in forwarded.items():
+                if name not in self._sublayer_arguments:
+                    raise ValueError(
+                        f"{type(self.layer).__name__}.call() takes no argument {name!r}, found {name}={value!r}"
+                    )
+        tensors = {name: value for name, value in forwarded.items() if _is_tensor_like(value)}
+        options = {name: value for name, value in forwarded.items() if name not in tensors}
+        if tensors:
+            kwargs["sublayer_tensors"] = tensors
+        if options:
+            kwargs["sublayer_options"] = options
+        return super().__call__(inputs, *args, **kwargs)
 
     def build(self, input_shape):
         super().build(input_shape)
         self.layer_norm.build(input_shape)
         self.built = True
 
-    def call(
-        self,
-        inputs,
-        mask=None,
-        training=None,
-        head_override=None,
-        head_override_index=None,
-        return_attention_scores=None,
-    ):
-        kwargs = {name: value for name, value in (("mask", mask), ("training", training)) if name in self._accepted}
-        for name, value in (
-            ("head_override", head_override),
-            ("head_override_index", head_override_index),
-            ("return_attention_scores", return_attention_scores),
-        ):
-            if value is None:
-                continue
-            if name not in self._accepted:
-                raise ValueError(f"{type(self.layer).__name__}.call() takes no argument {name!r}, found {name}={value!r}")
-            kwargs[name] = value
+    def call(self, inputs, mask=None, training=None, inputs_mask=None, sublayer_tensors=None, sublayer_options=None):
+        # Keras fills ``mask`` with the implicit mask of ``inputs`` when ``inputs`` is the only
+        # tensor argument, and ``inputs_mask`` when forwarded tensors are there too.
+        mask = inputs_mask if mask is None else mask
+        kwargs = {**(sublayer_tensors or {}), **(sublayer_options or {})}
+        if "mask" in self._sublayer_arguments:
+            kwargs["mask"] = mask
+        if "training" in self._sublayer_arguments:
+            kwargs["training"] = training
         inputs = ops.cast(inputs, self.compute_dtype)
         outputs = self.layer(self.layer_norm(inputs) if self.normalize_first else inputs, **kwargs)
         extras = ()
@@ -421,7 +453,7 @@ class ResidualNorm(keras.layers.Wrapper):
         outputs = inputs + ops.cast(self.residual_dropout(outputs, training=training), inputs.dtype)
         if not self.normalize_first:
             outputs = self.layer_norm(outputs)
-        return (outputs,) + extras if extras else outputs
+        return (outputs, *extras) if extras else outputs
 
     def compute_mask(self, inputs, mask=None):
         return mask

@@ -1,4 +1,8 @@
-"""The project's SRL models and the one function that picks among them."""
+"""The project's SRL models: preprocessor, backbone and one task per paper, and the one function
+that builds the task a config names. Importing this package registers every model and layer with
+``keras.saving`` (package ``lisa_tf``), so ``keras.saving.load_model("x.keras")`` works after
+``import lisa_tf``.
+"""
 
 from __future__ import annotations
 
@@ -9,29 +13,30 @@ import numpy as np
 from data_pipeline.vocab import Vocabularies
 
 from lisa_tf.config import ModelConfig
+from lisa_tf.models.backbone import SrlBackbone
+from lisa_tf.models.base import SrlModel
+from lisa_tf.models.deepatt import DeepAtt
+from lisa_tf.models.lisa import Lisa
+from lisa_tf.models.preprocessor import SrlPreprocessor
+from lisa_tf.models.selective import SelectiveSRL
+
+#: ``model.kind`` → task class.
+TASKS = {"deepatt": DeepAtt, "lisa": Lisa, "sa": Lisa, "selective": SelectiveSRL}
+
+__all__ = ["TASKS", "DeepAtt", "Lisa", "SelectiveSRL", "SrlBackbone", "SrlModel", "SrlPreprocessor", "build_model"]
 
 
-def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Optional[np.ndarray] = None):
-    """The model named by ``config.kind``, sized for ``vocabs``."""
-    if config.kind == "deepatt":
-        from lisa_tf.models.deepatt import DeepAtt
-
-        return DeepAtt(config, len(vocabs.words), vocabs.srl.entries, embedding_matrix, name="deepatt")
-    if config.kind in ("lisa", "sa"):
-        from lisa_tf.models.lisa import Lisa
-
-        return Lisa(
-            config,
-            len(vocabs.words),
-            vocabs.srl.entries,
-            vocabs.joint_pos_predicate.entries,
-            vocabs.pos.entries,
-            vocabs.dep_labels.entries,
-            embedding_matrix,
-            name=config.kind,
-        )
-    if config.kind == "selective":
-        from lisa_tf.models.selective import SelectiveSRL
-
-        return SelectiveSRL(config, len(vocabs.words), vocabs.srl.entries, embedding_matrix, name="selective")
-    raise ValueError(f"model kind {config.kind!r} is not available; expected deepatt, lisa, sa or selective")
+def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Optional[np.ndarray] = None) -> SrlModel:
+    """The task named by ``config.kind``, sized for ``vocabs``."""
+    if config.kind not in TASKS:
+        raise ValueError(f"model kind {config.kind!r} is not available; expected one of {sorted(TASKS)}")
+    return TASKS[config.kind](
+        config,
+        vocabs.words.entries,
+        vocabs.srl.entries,
+        vocabs.joint_pos_predicate.entries,
+        vocabs.pos.entries,
+        vocabs.dep_labels.entries,
+        embedding_matrix=embedding_matrix,
+        name=config.kind,
+    )

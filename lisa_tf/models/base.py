@@ -1,30 +1,49 @@
 """What every SRL model of the project shares.
 
-A model is a ``keras.Model`` whose ``call`` takes the feature dict of
-:mod:`data_pipeline.dataset` and returns a dict of logits. Gold labels travel in the same dict (teacher
-forcing needs them inside ``call``), so ``fit`` runs with ``y=None`` and :meth:`SrlModel.compute_loss`
-reads the labels from ``x``. Prediction is split in two so ensembles can average probabilities:
+A model is a Keras task in keras-hub's sense: a :class:`~lisa_tf.models.preprocessor.SrlPreprocessor`
+(``model.preprocessor``: tokens → features, in-graph, owning the word vocabulary), an
+:class:`~lisa_tf.models.backbone.SrlBackbone` and the paper's heads. ``call`` takes the feature dict
+the preprocessor returns and gives a dict of logits. Gold labels travel in the same dict (teacher
+forcing needs them inside ``call``), so ``fit`` runs with ``y=None`` and ``compute_loss`` reads the
+labels from ``x``. Prediction is split in two so ensembles can average probabilities:
 ``predict_scores(features)`` → float32 probabilities, ``decode_scores(scores, features)`` → tag ids
 (argmax, or constrained Viterbi with transition log-probabilities kept in the model's weights).
+
+Every model is serialisable: ``get_config`` holds the :class:`~lisa_tf.config.ModelConfig`, the word
+vocabulary and the label vocabularies, so ``model.save("x.keras")`` and
+``keras.saving.load_model("x.keras")`` (after ``import lisa_tf``) give the same predictions, with no
+other file. The config carries no dtype policy: a model loads under the global policy (exports load
+in float32 whatever the training policy was).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import dataclasses
+from typing import Optional, Sequence
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from lisa_tf.layers.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
+from data_pipeline.vocab import OOV_ID, Vocabularies, Vocabulary
+
+from lisa_tf.config import ModelConfig
+from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
+from lisa_tf.models.preprocessor import SrlPreprocessor
 
 
 class SrlModel(keras.Model):
-    """Base class: decoding and the BIO transition weights.
+    """Base class: the preprocessor, serialisation, decoding and the BIO transition weights.
 
     Args:
+        config: :class:`lisa_tf.config.ModelConfig` (or its dict).
+        words: the word vocabulary in id order (``Vocabularies.words.entries``).
         srl_labels: the BIO tag strings in id order (``Vocabularies.srl.entries``).
-        decode: ``argmax`` or ``viterbi``.
+        joint_labels, pos_labels, dep_labels: the other label vocabularies (LISA/SA read them; kept
+            by every model so a saved model restores all its vocabularies).
+
+    Subclasses take ``embedding_matrix`` (initial word embedding rows, GloVe, or None) as a keyword;
+    it is not part of the config (the trained rows are weights).
     """
 
     #: ``"predicate"``: one example per (sentence, predicate); ``"sentence"``: all predicates at once.
@@ -32,12 +51,29 @@ class SrlModel(keras.Model):
     uses_syntax = False
     predicts_predicates = False
 
-    def __init__(self, srl_labels, decode: str = "argmax", **kwargs):
+    def __init__(
+        self,
+        config,
+        words: Sequence[str],
+        srl_labels: Sequence[str],
+        joint_labels: Sequence[str] = (),
+        pos_labels: Sequence[str] = (),
+        dep_labels: Sequence[str] = (),
+        **kwargs,
+    ):
+        kwargs.pop("dtype", None)  # models load under the global policy (see the module docstring)
         super().__init__(**kwargs)
+        self.config = config if isinstance(config, ModelConfig) else ModelConfig(**config)
+        self.words = list(words)
         self.srl_labels = list(srl_labels)
-        self.decode_mode = decode
+        self.joint_labels = list(joint_labels)
+        self.pos_labels = list(pos_labels)
+        self.dep_labels = list(dep_labels)
+        self.decode_mode = self.config.decode
+        self.layout = self.model_layout(self.config)
+        self.preprocessor = SrlPreprocessor(self.words, layout=self.layout, name="preprocessor")
         # Log-probabilities of tag transitions (−inf-like for invalid BIO), replaced by
-        # set_transitions() with statistics of the training data (LISA §4; DeepAtt §4.1 "Viterbi").
+        # set_transitions() with statistics of the training data (LISA §4; DeepAtt §4 "Constrained Decoding").
         self.transitions = self.add_weight(
             name="transitions",
             shape=(len(self.srl_labels), len(self.srl_labels)),
@@ -53,20 +89,89 @@ class SrlModel(keras.Model):
             dtype="float32",
         )
 
+    @classmethod
+    def model_layout(cls, config: ModelConfig) -> str:
+        """The example layout this model kind reads with ``config``."""
+        return cls.layout
+
+    # ------------------------------------------------------------------------- serialisation
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "config": dataclasses.asdict(self.config),
+            "words": list(self.words),
+            "srl_labels": list(self.srl_labels),
+            "joint_labels": list(self.joint_labels),
+            "pos_labels": list(self.pos_labels),
+            "dep_labels": list(self.dep_labels),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def get_build_config(self):
+        return {"built": bool(self.built)}
+
+    def build_from_config(self, config):
+        if config.get("built"):
+            self.build_from_batch()
+
+    def get_compile_config(self):
+        # The optimiser and its schedule belong to the training run (its config and checkpoints),
+        # not to the saved model.
+        return None
+
+    def vocabularies(self) -> Vocabularies:
+        """The model's vocabularies as :class:`data_pipeline.vocab.Vocabularies` (for the readers'
+        side of prediction: label ids of gold data, tag names of outputs)."""
+        return Vocabularies(
+            words=Vocabulary("words", self.words, oov_id=OOV_ID),
+            srl=Vocabulary("srl", self.srl_labels),
+            pos=Vocabulary("pos", self.pos_labels),
+            joint_pos_predicate=Vocabulary("joint_pos_predicate", self.joint_labels),
+            dep_labels=Vocabulary("dep_labels", self.dep_labels),
+        )
+
+    # ------------------------------------------------------------------------------ building
     def set_transitions(self, matrix: np.ndarray, start: np.ndarray) -> None:
         """Use these transition and first-tag log-probabilities for Viterbi ([L, L] and [L])."""
         self.transitions.assign(np.asarray(matrix, np.float32))
         self.start_transitions.assign(np.asarray(start, np.float32))
 
+    def example_inputs(self) -> dict:
+        """A one-sentence, two-token batch of preprocessor inputs in the model's layout, with the
+        labels the losses read (zeros)."""
+        zeros = tf.zeros([1, 2], tf.int32)
+        inputs = {
+            "tokens": tf.constant([["a", "b"]]),
+            "parse_heads": tf.constant([[0, 1]], tf.int32),
+            "pos_ids": zeros,
+            "joint_pos_predicate_ids": zeros,
+            "dep_label_ids": zeros,
+        }
+        if self.layout == "predicate":
+            inputs.update(predicate_position=tf.constant([0]), srl_tag_ids=zeros)
+        else:
+            inputs.update(predicate_positions=tf.constant([[0]]), num_predicates=tf.constant([1]),
+                          srl_tag_ids=tf.zeros([1, 1, 2], tf.int32))
+        return inputs
+
     def build_from_batch(self, batch: Optional[dict] = None) -> None:
-        """Create every weight by running one batch (default: :meth:`dummy_batch`) through the model."""
-        self(batch if batch is not None else self.dummy_batch(), training=False)
+        """Create every weight by running one batch of features (default: the preprocessed
+        :meth:`example_inputs`) through the model."""
+        self(batch if batch is not None else self.preprocessor(self.example_inputs()), training=False)
         if getattr(self, "optimizer", None) is not None and not self.optimizer.built:
             self.optimizer.build(self.trainable_variables)
 
+    # ------------------------------------------------------------------------------ training
     def train_step(self, data):
         logs = super().train_step(data)
         strategy = tf.distribute.get_strategy()
+        # Private API, Keras 3.15.1: Keras itself asks the strategy the same question
+        # (keras/src/backend/tensorflow/trainer.py, _collective_all_reduce_multi_worker) and
+        # TensorFlow has no public equivalent.
         if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) and strategy.extended._in_multi_worker_mode():
             # Keras reduces multi-worker step outputs with reduce("MEAN", axis=0), which needs a
             # batch axis; give the scalar logs one so they average across workers.
@@ -74,42 +179,18 @@ class SrlModel(keras.Model):
         return logs
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-        # Keras builds a model under tf.distribute by averaging the first distributed batch across
-        # replicas, which fails for string/bool features and for uneven splits. The model and its
-        # optimiser are built explicitly (build_from_batch) before fit, so there is nothing to build.
+        # Overrides a private Keras 3.15.1 hook (keras/src/backend/tensorflow/trainer.py): under
+        # tf.distribute, fit first averages the first distributed batch across replicas
+        # (reduce("MEAN")), which fails for string/bool features and uneven splits, before it even
+        # checks whether the model is built. The model and its optimiser are built explicitly
+        # (build_from_batch) before fit, so there is nothing to build; Keras has no public switch.
         if self.built and all(layer.built for layer in self._flatten_layers()) and (
             self.optimizer is None or self.optimizer.built
         ):
             return
         super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
 
-    def dummy_batch(self) -> dict:
-        """A one-sentence, two-token batch with every feature of the model's layout (for building
-        a model before loading weights)."""
-        zeros = tf.zeros([1, 2], tf.int32)
-        batch = {
-            "tokens": tf.constant([["a", "b"]]),
-            "word_ids": zeros,
-            "token_mask": tf.ones([1, 2], tf.bool),
-            "length": tf.constant([2], tf.int32),
-            "sentence_index": tf.constant([0], tf.int32),
-            "predicate_indicator": tf.constant([[1, 0]], tf.int32),
-            "pos_ids": zeros,
-            "joint_pos_predicate_ids": zeros,
-            "heads": tf.constant([[0, 0]], tf.int32),
-            "dep_label_ids": zeros,
-        }
-        if self.layout == "predicate":
-            batch.update(predicate_index=tf.constant([0]), predicate_position=tf.constant([0]), srl_tag_ids=zeros)
-        else:
-            batch.update(
-                predicate_positions=tf.constant([[0]]),
-                predicate_mask=tf.constant([[True]]),
-                num_predicates=tf.constant([1]),
-                srl_tag_ids=tf.zeros([1, 1, 2], tf.int32),
-            )
-        return batch
-
+    # ------------------------------------------------------------------------------ decoding
     def decode_tags(self, probabilities, lengths):
         """Tag ids [..., T] from probabilities [..., T, L]: argmax or constrained Viterbi."""
         probabilities = tf.cast(probabilities, tf.float32)

@@ -53,13 +53,10 @@ import tensorflow as tf
 
 from data_pipeline.vocab import PREDICATE_SUFFIX
 
-from lisa_tf.layers.attention import SelfAttention
 from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
-from lisa_tf.layers.dropout import Dropout
-from lisa_tf.layers.sublayers import FeedForward, ResidualNorm
-from lisa_tf.layers.timing_signal import TimingSignal
+from lisa_tf.losses import masked_cross_entropy, per_replica
+from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.base import SrlModel
-from lisa_tf.training.losses import masked_cross_entropy, per_replica
 
 
 def joint_label_maps(joint_labels: Sequence[str], pos_labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -93,6 +90,7 @@ def joint_label_maps(joint_labels: Sequence[str], pos_labels: Sequence[str]) -> 
     return is_predicate, pos_id
 
 
+@keras.saving.register_keras_serializable(package="lisa_tf")
 class Lisa(SrlModel):
     """LISA (``config.syntax`` and ``kind == "lisa"``) or SA (otherwise). See the module docstring.
 
@@ -102,17 +100,16 @@ class Lisa(SrlModel):
             ``parse_head``, ``parse_mlp_size``, ``dep_label_mlp_size``, ``srl_mlp_size``,
             ``parse_loss_weight`` (λ1), ``dep_label_loss_weight`` (λ2), ``syntax``,
             ``gold_predicates``, dropouts, ``label_smoothing``, ``decode``).
-        vocab_size: word vocabulary size.
-        srl_labels: BIO tags in id order.
+        words, srl_labels: see :class:`~lisa_tf.models.base.SrlModel`.
         joint_labels: joint POS/predicate labels in id order.
         pos_labels: POS tags in id order.
         dep_labels: dependency labels in id order (may be empty: no label scorer then).
         embedding_matrix: GloVe rows for the vocabulary, or None.
 
     Call arguments:
-        features: the feature dict of :mod:`data_pipeline.dataset` in the model's layout
-            (``word_ids``, ``token_mask``; ``heads`` in training and for injection;
-            ``predicate_positions``/``predicate_mask`` in training).
+        features: the preprocessor's features in the model's layout (``word_ids``, ``token_mask``;
+            ``heads`` in training and for injection; ``predicate_positions``/``predicate_mask`` in
+            training).
         training: bool. Teacher forcing (gold heads in the syntax head, gold predicates for SRL)
             and dropout.
         inject_parse: bool. At test time, fix the syntax head to one-hot ``features["heads"]``.
@@ -131,144 +128,100 @@ class Lisa(SrlModel):
         EMNLP, §2 (Eqns 1-7), §4.
     """
 
-    def __init__(
-        self,
-        config,
-        vocab_size: int,
-        srl_labels: Sequence[str],
-        joint_labels: Sequence[str],
-        pos_labels: Sequence[str],
-        dep_labels: Sequence[str] = (),
-        embedding_matrix: Optional[np.ndarray] = None,
-        **kwargs,
-    ):
-        super().__init__(srl_labels, decode=config.decode, **kwargs)
-        self.config = config
-        self.layout = "predicate" if config.gold_predicates else "sentence"
+    @classmethod
+    def model_layout(cls, config) -> str:
+        return "predicate" if config.gold_predicates else "sentence"
+
+    def __init__(self, config, words, srl_labels, joint_labels=(), pos_labels=(), dep_labels=(),
+                 embedding_matrix=None, **kwargs):
+        super().__init__(config, words, srl_labels, joint_labels, pos_labels, dep_labels, **kwargs)
+        config = self.config
         self.predicts_predicates = self.layout == "sentence"
         self.uses_syntax = bool(config.syntax and config.kind == "lisa")
-        if not joint_labels:
+        if not self.joint_labels:
             raise ValueError("LISA/SA need POS tags in the training data (joint POS/predicate labels); found none")
         layers = config.num_layers
         if not 0 <= config.pos_layer < layers:
             raise ValueError(f"model.pos_layer must be in 0..{layers - 1}, found {config.pos_layer}")
-        if self.uses_syntax:
-            if not 0 <= config.parse_layer < config.parse_attention_layer < layers:
-                raise ValueError(
-                    "expected 0 <= model.parse_layer < model.parse_attention_layer < model.num_layers, found "
-                    f"{config.parse_layer}, {config.parse_attention_layer}, {layers}"
-                )
-            if not 0 <= config.parse_head < config.num_heads:
-                raise ValueError(f"model.parse_head must be in 0..{config.num_heads - 1}, found {config.parse_head}")
-        is_predicate, pos_id = joint_label_maps(joint_labels, pos_labels)
+        is_predicate, pos_id = joint_label_maps(self.joint_labels, self.pos_labels)
         # Plain tuples: Keras does not track them as state.
         self._predicate_label_flags = tuple(float(f) for f in is_predicate)
         self._joint_to_pos = tuple(int(i) for i in pos_id)
-        self.num_dep_labels = len(dep_labels)
+        self.num_dep_labels = len(self.dep_labels)
 
-        hidden = config.hidden_size
-        normal = keras.initializers.RandomNormal(stddev=config.embedding_size**-0.5)
-        self.words = keras.layers.Embedding(
-            vocab_size,
-            config.embedding_size,
-            embeddings_initializer=keras.initializers.Constant(embedding_matrix) if embedding_matrix is not None else normal,
-            name="word_embedding",
+        arc_scorer = (
+            BiaffineArcScorer(config.parse_mlp_size, dropout=config.residual_dropout, name="parse_arcs")
+            if self.uses_syntax
+            else None
         )
-        self.predicate_embedding = None
-        if self.layout == "predicate":
-            self.predicate_embedding = keras.layers.Embedding(
-                2, config.embedding_size, embeddings_initializer=normal, name="predicate_indicator_embedding"
+        self.backbone = backbone_from_config(
+            config,
+            len(self.words),
+            embedding_matrix,
+            sublayer="ffn",
+            order="attention_first",
+            ffn_activation="leaky_relu",  # §2.1: "two linear projections each followed by leaky ReLU"
+            ffn_output_activation="leaky_relu",
+            attention_bias=True,
+            predicate_indicator=self.layout == "predicate",
+            input_projection="always",  # footnote 2: a linear projection (with bias) of the embeddings
+            scale_embeddings=False,
+            embedding_stddev=config.embedding_size**-0.5,
+            syntax_head=arc_scorer,
+            syntax_layer=config.parse_layer,
+            syntax_attention_layer=config.parse_attention_layer,
+            syntax_attention_head=config.parse_head,
+        )
+        self.joint_classifier = keras.layers.Dense(len(self.joint_labels), dtype="float32", name="joint_pos_predicate")
+        self.dep_label_scorer = None
+        if self.uses_syntax and self.num_dep_labels:
+            # all_pairs=True, then the head's column is picked in call(): the same scores and
+            # weights as the aligned mode, whose ``...``-subscript einsum has a gradient two
+            # orders of magnitude slower in TensorFlow (seconds per step at 2500 tokens).
+            self.dep_label_scorer = BilinearLabelScorer(
+                self.num_dep_labels,
+                mlp_dim=config.dep_label_mlp_size,
+                dropout=config.residual_dropout,
+                all_pairs=True,
+                name="parse_labels",
             )
-        self.input_projection = keras.layers.Dense(hidden, name="input_projection")
-        self.timing = TimingSignal(name="timing_signal")
-        self.input_dropout = Dropout(config.residual_dropout)
-        self.attention_blocks = []
-        self.ffn_blocks = []
-        for i in range(layers):
-            attention = SelfAttention(
-                hidden, config.num_heads, dropout=config.attention_dropout, use_bias=True, name=f"attention_{i}"
-            )
-            ffn = FeedForward(
-                hidden,
-                config.filter_size,
-                relu_dropout=config.relu_dropout,
-                activation="leaky_relu",
-                output_activation="leaky_relu",
-                name=f"ffn_{i}",
-            )
-            self.attention_blocks.append(ResidualNorm(attention, dropout=config.residual_dropout, name=f"self_attention_{i}"))
-            self.ffn_blocks.append(ResidualNorm(ffn, dropout=config.residual_dropout, name=f"feed_forward_{i}"))
-        self.joint_classifier = keras.layers.Dense(len(joint_labels), dtype="float32", name="joint_pos_predicate")
-        self.arc_scorer = self.dep_label_scorer = None
-        if self.uses_syntax:
-            self.arc_scorer = BiaffineArcScorer(config.parse_mlp_size, dropout=config.residual_dropout, name="parse_arcs")
-            if self.num_dep_labels:
-                # all_pairs=True, then the head's column is picked in call(): the same scores and
-                # weights as the aligned mode, whose ``...``-subscript einsum has a gradient two
-                # orders of magnitude slower in TensorFlow (seconds per step at 2500 tokens).
-                self.dep_label_scorer = BilinearLabelScorer(
-                    self.num_dep_labels,
-                    mlp_dim=config.dep_label_mlp_size,
-                    dropout=config.residual_dropout,
-                    all_pairs=True,
-                    name="parse_labels",
-                )
         self.srl_scorer = BilinearLabelScorer(
             len(self.srl_labels), mlp_dim=config.srl_mlp_size, dropout=config.residual_dropout, all_pairs=True, name="srl_bilinear"
         )
 
     # ----------------------------------------------------------------------------------- encoder
-    def _syntax_head(self, features, arc_logits, length, training, inject_parse):
-        """The distribution replacing head ``parse_head``: gold/injected one-hot or soft ``A_parse``."""
-        if training or inject_parse:
-            if "heads" not in features:
-                why = "training (teacher forcing)" if training else "inject_parse=True"
-                raise ValueError(f"{why} needs dependency heads in the features ('heads'); the data has none")
-            return tf.one_hot(tf.cast(features["heads"], tf.int32), length, dtype=tf.float32)
-        return tf.nn.softmax(arc_logits, axis=-1)
+    def _given_parse(self, features, training, inject_parse):
+        """The one-hot gold/injected parse for the syntax head, or None (use the soft ``A_parse``)."""
+        if not self.uses_syntax or not (training or inject_parse):
+            return None
+        if "heads" not in features:
+            why = "training (teacher forcing)" if training else "inject_parse=True"
+            raise ValueError(f"{why} needs dependency heads in the features ('heads'); the data has none")
+        return tf.one_hot(tf.cast(features["heads"], tf.int32), tf.shape(features["word_ids"])[1], dtype=tf.float32)
 
-    def encode(self, features, training=False, inject_parse=False):
-        """Run the encoder; returns a dict with ``final``, ``pos`` and ``parse`` layer outputs,
-        ``arc_logits`` (syntax only) and ``attention`` (per layer, [B, H, T, T] float32)."""
-        mask = tf.cast(features["token_mask"], tf.bool)
-        word_ids = features["word_ids"]
-        length = tf.shape(word_ids)[1]
-        x = self.words(word_ids)
-        if self.predicate_embedding is not None:
-            x = tf.concat([x, self.predicate_embedding(features["predicate_indicator"])], axis=-1)
-        x = self.input_projection(x)
-        x = x + tf.cast(self.timing(x), x.dtype)
-        x = self.input_dropout(x, training=training)
-        out = {"attention": []}
-        for i, (attention, ffn) in enumerate(zip(self.attention_blocks, self.ffn_blocks)):
-            override = None
-            if self.uses_syntax and i == self.config.parse_attention_layer:
-                override = self._syntax_head(features, out["arc_logits"], length, training, inject_parse)
-            if override is not None:
-                x, weights = attention(
-                    x,
-                    mask=mask,
-                    training=training,
-                    head_override=override,
-                    head_override_index=self.config.parse_head,
-                    return_attention_scores=True,
-                )
-            else:
-                x, weights = attention(x, mask=mask, training=training, return_attention_scores=True)
-            out["attention"].append(weights)
-            x = ffn(x, mask=mask, training=training)
-            if i == self.config.pos_layer:
-                out["pos"] = x
-            if self.uses_syntax and i == self.config.parse_layer:
-                out["parse"] = x
-                out["arc_logits"] = self.arc_scorer(x, mask=mask, training=training)
-        out["final"] = x
-        return out
+    def encode(self, features, training=False, inject_parse=False, return_attention=False):
+        """Run the backbone; returns a dict with ``final``, ``pos`` and ``parse`` layer outputs,
+        ``arc_logits`` (syntax only) and, when asked, ``attention`` (per layer, [B, H, T, T])."""
+        out = self.backbone(
+            features["word_ids"],
+            features.get("predicate_indicator") if self.layout == "predicate" else None,
+            padding_mask=features["token_mask"],
+            parse=self._given_parse(features, training, inject_parse),
+            training=training,
+            return_attention=return_attention,
+        )
+        layers = out["layer_outputs"]
+        encoded = {"final": out["sequence_output"], "pos": layers[self.config.pos_layer]}
+        if self.uses_syntax:
+            encoded.update(parse=layers[self.config.parse_layer], arc_logits=out["arc_logits"])
+        if return_attention:
+            encoded["attention"] = out["attention"]
+        return encoded
 
     def attention_weights(self, features, inject_parse=False, training=False):
         """Attention weights of every layer, a list of ``[B, H, T, T]`` float32 tensors (for
         inspecting the syntax head; ``training=True`` shows the teacher-forced gold parse)."""
-        return self.encode(features, training=training, inject_parse=inject_parse)["attention"]
+        return self.encode(features, training=training, inject_parse=inject_parse, return_attention=True)["attention"]
 
     # ------------------------------------------------------------------------------------- model
     def call(self, features, training=False, inject_parse=False, candidates=None):

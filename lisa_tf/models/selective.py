@@ -3,14 +3,15 @@
 One example per (sentence, predicate), like DeepAtt. The network (§3, Figure 4):
 
 1. **Embedding** (§3.1, Eqn 5): word embedding ⊕ predicate-mask embedding, projected to the model
-   width ``d``, plus the sinusoidal position encoding. This is DeepAtt's input layer and is reused
-   from :class:`lisa_tf.models.deepatt.TokenEncoder` with no layers of its own (it also scales by
-   √d and adds a bias, as DeepAtt's code does).
+   width ``d``, plus the sinusoidal position encoding: the input layer of the shared
+   :class:`~lisa_tf.models.backbone.SrlBackbone` in DeepAtt's form (it also scales by √d and adds a
+   bias, as DeepAtt's code does).
 2. **Optional BiLSTM encoding layer** (§3.1, Eqn 6; ``config.bilstm_encoder``): forward and
    backward LSTM outputs summed, ``ev_s = →h_t + ←h_t``, wrapped as ``LN(x + dropout(ev_s))``.
 3. **N attentive representation modules** (§3.2, Figure 2): multi-head self-attention (Eqns 7-8)
    then a fully connected sub-layer, each with a residual connection and layer normalisation,
-   ``X_i = LN(A + FC(A))`` with ``A = LN(H + SelfAttn(H))``.
+   ``X_i = LN(A + FC(A))`` with ``A = LN(H + SelfAttn(H))``: the backbone's blocks in the
+   ``"attention_first"`` order, run one at a time so the selective connection sits between them.
 4. **Selective connection** (§3.3, Eqns 9-12) after every module: ``S_i = SC(X_i, S_{i-1})``,
    followed by "a residual connection followed by layer normalization" (§3.4):
    ``H_i = LN(X_i + dropout(S_i))``.
@@ -71,21 +72,20 @@ import math
 from typing import Optional
 
 import keras
-import numpy as np
 import tensorflow as tf
 
-from lisa_tf.layers.attention import SelfAttention
 from lisa_tf.layers.dropout import Dropout
 from lisa_tf.layers.selective_connection import SelectiveConnection, SelectiveConnectionInitialState
-from lisa_tf.layers.sublayers import BiLSTMSum, FeedForward, ResidualNorm
+from lisa_tf.layers.sublayers import BiLSTMSum, ResidualNorm
+from lisa_tf.losses import masked_cross_entropy, per_replica
+from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.base import SrlModel
-from lisa_tf.models.deepatt import TokenEncoder
-from lisa_tf.training.losses import masked_cross_entropy, per_replica
 
 #: Allowed values of ``next_input``.
 NEXT_INPUTS = ("state", "module")
 
 
+@keras.saving.register_keras_serializable(package="lisa_tf")
 class SelectiveSRL(SrlModel):
     """Selective Connection SRL model (Park et al. 2019). See the module docstring.
 
@@ -93,7 +93,7 @@ class SelectiveSRL(SrlModel):
         config: :class:`lisa_tf.config.ModelConfig` (``embedding_size``, ``hidden_size``,
             ``num_heads``, ``filter_size`` = FC sub-layer width, ``num_layers`` = N, dropouts,
             ``label_smoothing``, ``decode``, ``selective``, ``bilstm_encoder``, ``multichannel_loss``).
-        vocab_size: word vocabulary size; ``srl_labels``: BIO tags in id order.
+        words, srl_labels, …: see :class:`~lisa_tf.models.base.SrlModel`.
         embedding_matrix: pre-trained rows for the vocabulary, or None.
         next_input: ``"state"`` (default; module i+1 reads ``LN(X_i + S_i)``) or ``"module"``
             (module i+1 reads ``X_i``). None: ``config.selective_next_input``.
@@ -122,16 +122,17 @@ class SelectiveSRL(SrlModel):
     def __init__(
         self,
         config,
-        vocab_size: int,
+        words,
         srl_labels,
-        embedding_matrix: Optional[np.ndarray] = None,
+        *args,
+        embedding_matrix=None,
         next_input: Optional[str] = None,
         share_connection: Optional[bool] = None,
         share_classifier: Optional[bool] = None,
         **kwargs,
     ):
-        super().__init__(srl_labels, decode=config.decode, **kwargs)
-        self.config = config
+        super().__init__(config, words, srl_labels, *args, **kwargs)
+        config = self.config
         self.next_input = next_input if next_input is not None else config.selective_next_input
         if self.next_input not in NEXT_INPUTS:
             raise ValueError(f"next_input must be one of {NEXT_INPUTS}, found {self.next_input!r}")
@@ -148,18 +149,15 @@ class SelectiveSRL(SrlModel):
         d = config.hidden_size
         self.num_layers = config.num_layers
 
-        # §3.1: word ⊕ predicate mask → d, + sinusoid (DeepAtt's input layer, no layers of its own).
-        self.embedding = TokenEncoder(
-            vocab_size,
-            embedding_size=config.embedding_size,
-            hidden_size=d,
-            num_heads=config.num_heads,
-            filter_size=config.filter_size,
-            num_layers=0,
-            residual_dropout=config.residual_dropout,
-            embedding_matrix=embedding_matrix,
-            scale_embeddings=config.scale_embeddings,
-            name="embedding",
+        # §3.1: word ⊕ predicate mask → d, + sinusoid; §3.2: N attentive representation modules
+        # (self-attention, then FC), each sub-layer LN(x + f(x)).
+        self.backbone = backbone_from_config(
+            config,
+            len(self.words),
+            embedding_matrix,
+            sublayer="ffn",
+            order="attention_first",
+            key_dim=None if d % config.num_heads == 0 else math.ceil(d / config.num_heads),
         )
         # §3.1 Eqn 6: optional BiLSTM encoding layer, directions summed.
         self.sequence_encoder = (
@@ -167,20 +165,6 @@ class SelectiveSRL(SrlModel):
             if config.bilstm_encoder
             else None
         )
-        # §3.2: N attentive representation modules (self-attention, then FC), each sub-layer LN(x + f(x)).
-        key_dim = None if d % config.num_heads == 0 else math.ceil(d / config.num_heads)
-        self.attentive_modules = []
-        for i in range(config.num_layers):
-            attention = SelfAttention(
-                d, config.num_heads, key_dim=key_dim, dropout=config.attention_dropout, name=f"attention_{i}"
-            )
-            feed_forward = FeedForward(d, config.filter_size, relu_dropout=config.relu_dropout, name=f"fc_{i}")
-            self.attentive_modules.append(
-                (
-                    ResidualNorm(attention, dropout=config.residual_dropout, name=f"self_attention_{i}"),
-                    ResidualNorm(feed_forward, dropout=config.residual_dropout, name=f"fully_connected_{i}"),
-                )
-            )
         # §3.3-3.4: selective connection (Eqns 9-12), then residual + LN.
         if config.selective:
             self.initial_state = SelectiveConnectionInitialState(d, name="initial_state")
@@ -203,14 +187,14 @@ class SelectiveSRL(SrlModel):
         ]
 
     def call(self, features, training=False):
-        mask = features["token_mask"]
-        h = self.embedding(features["word_ids"], features["predicate_indicator"], mask, training=training)
+        mask = tf.cast(features["token_mask"], tf.bool)
+        h = self.backbone.embed(features["word_ids"], features["predicate_indicator"], training=training)
         if self.sequence_encoder is not None:
             h = self.sequence_encoder(h, mask=mask, training=training)
         state = self.initial_state(h) if self.initial_state is not None else None  # S_0
         layer_logits = []
-        for i, (attention, fully_connected) in enumerate(self.attentive_modules):
-            x = fully_connected(attention(h, mask=mask, training=training), mask=mask, training=training)  # X_i
+        for i in range(self.num_layers):
+            x, _ = self.backbone.run_block(i, h, mask, training=training)  # X_i
             if state is not None:
                 connection = self.connections[0 if self.share_connection else i]
                 state = connection(x, state, padding_mask=mask)  # S_i, Eqns 9-12

@@ -2,7 +2,7 @@
 
 Averaging the parameters of the last checkpoints of a run (the Transformer's practice, Vaswani et al.
 2017 §6.1: the last 5 checkpoints) gives one model that usually scores a little above any of them, at no
-inference cost — unlike an ensemble (DeepAtt §4.1), which averages the models' softmax outputs. On the
+inference cost — unlike an ensemble (DeepAtt §4 "Model Setup"), which averages the models' softmax outputs. On the
 open data, averaging the last two checkpoints of two 30-minute DeepAtt-FFN runs added +0.3 to +0.5 F1 (README).
 
 Floating-point variables are averaged (in float64, then cast back); integer variables (e.g. a seed
@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from lisa_tf.training.callbacks import step_weight_files
-from lisa_tf.training.loop import restore_model
+from lisa_tf.runs import load_run
 
 
 def checkpoint_files(run_dir: str | pathlib.Path, last: int) -> list[pathlib.Path]:
@@ -37,7 +37,7 @@ def average_weights(run_dir: str | pathlib.Path, files: Sequence[str | pathlib.P
     """Load each weight file into the run's model, average, save to ``out``; returns the model."""
     if not files:
         raise ValueError("nothing to average: give at least one weight file")
-    model, _, _ = restore_model(run_dir, str(files[0]))
+    model = load_run(run_dir, str(files[0]))
     sums = [np.asarray(w, dtype=np.float64) if np.issubdtype(np.asarray(w).dtype, np.floating) else np.asarray(w)
             for w in model.get_weights()]
     for path in files[1:]:

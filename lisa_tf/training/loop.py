@@ -15,8 +15,10 @@ the distribution strategy and precision policy of the config, and runs ``keras.M
   that leaves no room for another interval within the wall-clock budget;
 * ``keras.callbacks.TensorBoard`` writes ``logs/``; the console shows Keras' progress bar.
 
-Run directory: ``config.json``, ``vocab/``, ``checkpoints/``, ``best/``, ``metrics.jsonl``,
-``curves.png``, ``logs/``, ``weights/`` (latest per-evaluation weights), ``final.weights.h5`` and ``done.json`` when training ends.
+Run directory: ``model.keras`` (the whole model, written when it is built and again with the best
+weights when training ends; :mod:`lisa_tf.runs` loads it), ``config.json``, ``vocab/``,
+``checkpoints/``, ``best/``, ``metrics.jsonl``, ``curves.png``, ``logs/``, ``weights/`` (latest
+per-evaluation weights), ``final.weights.h5`` and ``done.json`` when training ends.
 """
 
 from __future__ import annotations
@@ -36,20 +38,18 @@ from data_pipeline.dataset import make_dataset
 from data_pipeline.embeddings import load_glove
 from data_pipeline.vocab import Vocabularies, predicate_bio_tags
 
-from lisa_tf.config import ExperimentConfig, config_from_dict
-from lisa_tf.layers.viterbi import start_log_probs, transition_log_probs
+from data_pipeline.splits import read_split
+
+from lisa_tf.config import ExperimentConfig
+from lisa_tf.decoding.viterbi import start_log_probs, transition_log_probs
 from lisa_tf.models import build_model
-from lisa_tf.predict import predict_sentences, score
+from lisa_tf.evaluation.srl_eval import score
+from lisa_tf.predict import predict_sentences
+from lisa_tf.runs import MODEL_FILE, load_run_config, save_model, weights_file
 from lisa_tf.training.callbacks import DevEvaluation, ResumeReport, TimeBudget
-from lisa_tf.training.data import read_split
 from lisa_tf.training.optimizers import make_optimizer
 from lisa_tf.training.precision import set_policy
 from lisa_tf.training.strategy import is_chief, make_strategy
-
-
-def load_run_config(run_dir: str | pathlib.Path) -> ExperimentConfig:
-    """The config a run was trained with."""
-    return config_from_dict(json.loads((pathlib.Path(run_dir) / "config.json").read_text()))
 
 
 def build_vocabularies(config: ExperimentConfig, train_sentences, run_dir: pathlib.Path) -> Vocabularies:
@@ -69,20 +69,6 @@ def embedding_matrix(config: ExperimentConfig, vocabs: Vocabularies) -> Optional
     matrix, coverage = load_glove(config.data.embeddings, vocabs.words, seed=config.train.seed)
     print(f"embeddings: {coverage}", flush=True)
     return matrix
-
-
-def restore_model(run_dir: str | pathlib.Path, weights: str = "best"):
-    """Rebuild a trained model with its vocabularies; ``weights``: ``best``, ``final`` or a path."""
-    run_dir = pathlib.Path(run_dir)
-    config = load_run_config(run_dir)
-    vocabs = Vocabularies.load(run_dir / "vocab")
-    model = build_model(config.model, vocabs, None)
-    model.build_from_batch()
-    path = {"best": run_dir / "best" / "model.weights.h5", "final": run_dir / "final.weights.h5"}.get(weights, weights)
-    if weights == "best" and not pathlib.Path(path).exists():
-        path = run_dir / "final.weights.h5"
-    model.load_weights(path)
-    return model, vocabs, config
 
 
 def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Optional[int] = None) -> dict:
@@ -111,8 +97,8 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     policy = set_policy(config.train.mixed_precision)
     chief = is_chief(strategy)
     data = config.data
-    train_sentences = read_split(data, data.train, data.parse_train or None, data.max_train_sentences)
-    dev_sentences = read_split(data, data.dev, data.parse_dev or None, data.max_eval_sentences)
+    train_sentences = read_split(data.train, data.format, data.parse_train or None, data.max_train_sentences)
+    dev_sentences = read_split(data.dev, data.format, data.parse_dev or None, data.max_eval_sentences)
     vocabs = build_vocabularies(config, train_sentences, run_dir)
     print(
         f"train: {len(train_sentences)} sentences, dev: {len(dev_sentences)}; policy {policy}; "
@@ -130,6 +116,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         unknown_labels="error",
         batch_multiple=strategy.num_replicas_in_sync,
         repeat=True,
+        preprocess=model.preprocessor,
     )
     print(f"training examples: {report.examples} ({report.tokens} tokens); nested spans left out of BIO: {report.bio}", flush=True)
     with strategy.scope():
@@ -140,6 +127,8 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         model.set_transitions(
             transition_log_probs(tag_sequences, vocabs.srl.entries), start_log_probs(tag_sequences, vocabs.srl.entries)
         )
+    if chief:
+        save_model(model, run_dir / MODEL_FILE)
 
     interval = max(1, config.train.eval_every)
     epochs = math.ceil(config.train.max_steps / interval)
@@ -166,6 +155,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     seconds = time.time() - started
     if chief:
         model.save_weights(run_dir / "final.weights.h5")
+        save_model(model, run_dir / MODEL_FILE, weights_file(run_dir, "best"))  # the finished run: best dev weights
     best = max(evaluation.records, key=lambda r: r["dev_f1"])
     summary = {
         "steps": int(model.optimizer.iterations.numpy()),

@@ -1,6 +1,6 @@
 """Optimisers and learning-rate schedules of the papers, built from Keras' own.
 
-* DeepAtt (Tan et al. 2018, §4.1): Adadelta (lr 1.0, ρ 0.95, ε 1e-6), learning rate halved at
+* DeepAtt (Tan et al. 2018, §4 "Model Setup"): Adadelta (lr 1.0, ρ 0.95, ε 1e-6), learning rate halved at
   400k and 500k steps — ``keras.optimizers.schedules.PiecewiseConstantDecay``.
 * LISA (Strubell et al. 2018, §4 / appendix): Nadam (β1 0.9, β2 0.98, ε 1e-12) with
   lr = base · min(step^-0.5, step · warmup^-1.5) (Vaswani et al. 2017, Eqn 3): :class:`WarmupInverseSqrt`.

@@ -10,6 +10,7 @@ from data_pipeline.dataset import PREDICATE_LAYOUT, SENTENCE_LAYOUT, length_buck
 from data_pipeline.errors import DataFormatError
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.vocab import Vocabularies
+from lisa_tf.models.preprocessor import SrlPreprocessor
 from tests.conftest import DATA, shared_path
 
 
@@ -30,7 +31,8 @@ def epochs(wsj, vocabs):
     """Two passes over each layout at 4096 tokens, as numpy batches."""
     result = {}
     for layout in (SENTENCE_LAYOUT, PREDICATE_LAYOUT):
-        dataset, report = make_dataset(wsj, vocabs, layout=layout, token_budget=4096, seed=7)
+        dataset, report = make_dataset(wsj, vocabs, layout=layout, token_budget=4096, seed=7,
+                                       preprocess=SrlPreprocessor(vocabs.words.entries, layout))
         result[layout] = (report, [_numpy(dataset), _numpy(dataset)])
     return result
 
@@ -42,7 +44,7 @@ def _numpy(dataset):
 def _budget_ok(batches, budget):
     over = 0
     for batch in batches:
-        size, longest = batch["word_ids"].shape
+        size, longest = batch["tokens"].shape
         assert longest == batch["length"].max()
         if size * longest > budget:
             assert size == 1, f"a batch of {size} x {longest} exceeds the budget {budget}"
@@ -54,7 +56,7 @@ def test_token_budget_is_respected(epochs):
     for layout, (report, passes) in epochs.items():
         assert _budget_ok(passes[0], 4096) == 0 == report.over_budget_examples
         # Buckets fill batches: most token slots sit in batches using over half the budget.
-        slots = [b["word_ids"].size for b in passes[0]]
+        slots = [b["tokens"].size for b in passes[0]]
         assert sum(s for s in slots if s > 2048) > 0.5 * sum(slots)
 
 
@@ -115,7 +117,7 @@ def test_tag_ids_decode_back_to_the_gold_spans(wsj, vocabs, epochs):
     checked = 0
     for layout, (_, passes) in epochs.items():
         for batch in passes[0]:
-            for b in range(batch["word_ids"].shape[0]):
+            for b in range(batch["tokens"].shape[0]):
                 sentence = wsj[batch["sentence_index"][b]]
                 n = len(sentence)
                 if layout == SENTENCE_LAYOUT:
@@ -186,10 +188,12 @@ def test_heads_are_zero_based_with_root_self_loops():
         read_conll12(DATA / "propbank-ewt" / "dev.gold_conll.gz"), read_conllu(parse_path), parse_path
     )[:300]
     vocabs = Vocabularies.build(sentences)
-    dataset, _ = make_dataset(sentences, vocabs, token_budget=1000, seed=0)
+    dataset, _ = make_dataset(sentences, vocabs, token_budget=1000, seed=0,
+                              preprocess=SrlPreprocessor(vocabs.words.entries, SENTENCE_LAYOUT))
     for batch in _numpy(dataset):
         for b, index in enumerate(batch["sentence_index"]):
             sentence = sentences[index]
             n = len(sentence)
+            assert batch["parse_heads"][b, :n].tolist() == sentence.heads  # as read: CoNLL-U
             assert batch["heads"][b, :n].tolist() == [i if h == 0 else h - 1 for i, h in enumerate(sentence.heads)]
             assert [vocabs.dep_labels.entry(i) for i in batch["dep_label_ids"][b, :n]] == sentence.dep_labels

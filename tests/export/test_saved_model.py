@@ -14,8 +14,8 @@ from data_pipeline.spans import bio_to_spans
 from export.saved_model import export_run
 from lisa_tf.config import load_config
 from lisa_tf.predict import predict_sentences
-from lisa_tf.training.data import read_split
-from lisa_tf.training.loop import load_run_config, restore_model
+from data_pipeline.splits import read_split
+from lisa_tf.runs import load_run, load_run_config
 
 FRESH = r'''
 import json, sys
@@ -36,7 +36,7 @@ sentences = loaded.signatures["sentences"](sentences=tf.constant(requests["sente
 print(json.dumps({
     "srl_tags": out["srl_tags"].numpy().astype(str).tolist(),
     "sentences_tags": sentences["srl_tags"].numpy().astype(str).tolist(),
-    "dtypes": sorted({v.dtype.name for v in loaded.model_variables}),
+    "dtypes": sorted({v.dtype.name for v in loaded.variables}),
     "non_core_ops": sorted(op for op in ops if not hasattr(tf.raw_ops, op)),
     "low_precision": [t for t in ("DT_BFLOAT16", "DT_HALF") if t in str(graph)],
 }))
@@ -52,7 +52,7 @@ def exported(deepatt_run, tmp_path_factory):
 
 def _requests(run):
     config = load_run_config(run)
-    sentences = read_split(config.data, config.data.dev, None, 20)
+    sentences = read_split(config.data.dev, config.data.format, None, 20)
     tokens, index, owners = [], [], []
     for s, sentence in enumerate(sentences):
         for k, predicate in enumerate(sentence.predicates):
@@ -70,7 +70,7 @@ def test_saved_model_cli_lists_the_signatures(exported):
     for fragment in ("signature_def['serving_default']", "signature_def['sentences']", "inputs['tokens']",
                      "inputs['predicate_index']", "outputs['srl_tags']", "outputs['srl_scores']", "DT_STRING"):
         assert fragment in shown, fragment
-    assert (exported / "assets" / "words.tsv").exists() and (exported / "assets" / "srl_labels.tsv").exists()
+    assert (exported / "assets" / "srl_labels.tsv").exists()
 
 
 def test_fresh_process_reproduces_in_process_predictions(deepatt_run, exported, tmp_path):
@@ -86,8 +86,7 @@ def test_fresh_process_reproduces_in_process_predictions(deepatt_run, exported, 
     assert answer["dtypes"] == ["float32"] and answer["low_precision"] == []  # trained bf16, exported fp32
     assert answer["sentences_tags"] == answer["srl_tags"]  # in-graph whitespace split = given tokens
 
-    model, vocabs, _ = restore_model(deepatt_run)
-    predicted = predict_sentences(model, sentences, vocabs)
+    predicted = predict_sentences(load_run(deepatt_run), sentences)
     for (s, k), tags in zip(owners, answer["srl_tags"]):
         n = len(sentences[s])
         assert all(t == "" for t in tags[n:])

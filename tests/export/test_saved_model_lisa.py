@@ -13,8 +13,9 @@ from data_pipeline.spans import bio_to_spans
 from export.saved_model import export_run
 from lisa_tf.config import load_config
 from lisa_tf.predict import predict_sentences
-from lisa_tf.training.data import read_split
-from lisa_tf.training.loop import restore_model, train
+from data_pipeline.splits import read_split
+from lisa_tf.runs import load_run, load_run_config
+from lisa_tf.training.loop import train
 from tests.models.conftest import tiny_overrides
 from tests.models.test_lisa import TINY_LISA
 
@@ -57,9 +58,9 @@ def test_signatures(lisa_export):
 @pytest.mark.parametrize("inject", [True, False])
 def test_export_equals_in_process_prediction(lisa_export, inject):
     run, export = lisa_export
-    model, vocabs, config = restore_model(run)
-    sentences = read_split(config.data, config.data.train, config.data.parse_train, 20)
-    expected = predict_sentences(model, sentences, vocabs, inject_parse=inject, gold_predicates=False)
+    config = load_run_config(run)
+    sentences = read_split(config.data.train, config.data.format, config.data.parse_train, 20)
+    expected = predict_sentences(load_run(run), sentences, inject_parse=inject, gold_predicates=False)
     loaded = tf.saved_model.load(str(export))
     tokens, heads = _padded(sentences)
     if inject:

@@ -1,4 +1,4 @@
-"""Tests of lisa_tf.layers.sublayers: DeepAtt Eqns 5-10, masking, initialisation, serialisation."""
+"""Tests of lisa_tf.layers.sublayers: DeepAtt Eqns 5-10, masking, initialisation, keyword forwarding, serialisation."""
 
 from __future__ import annotations
 
@@ -114,14 +114,65 @@ def test_residual_norm_passes_mask_and_attention_arguments():
         ResidualNorm(FeedForward(8, 12))(X, head_override=parse)
 
 
+class ScaleShift(keras.layers.Layer):
+    """A test sub-layer with keyword-only options: ``scale · x + shift``, optionally with extras."""
+
+    def call(self, inputs, scale=1.0, shift=None, with_extras=False):
+        outputs = inputs * scale if shift is None else inputs * scale + shift
+        return (outputs, outputs * 2.0, "tag") if with_extras else outputs
+
+
+def test_residual_norm_forwards_every_keyword_to_the_sub_layer():
+    block = ResidualNorm(ScaleShift())
+    shift = RNG.normal(size=(1, 1, 8)).astype("float32")
+    plain = np.asarray(block(X))
+    np.testing.assert_allclose(plain, layer_norm(2.0 * X), atol=1e-4)
+    # A Python value alone, a tensor alone, and both together (Keras refuses one nested argument
+    # mixing tensors with Python values, so this also checks how they travel).
+    np.testing.assert_allclose(np.asarray(block(X, scale=3.0)), layer_norm(4.0 * X), atol=1e-4)
+    np.testing.assert_allclose(np.asarray(block(X, shift=shift)), layer_norm(2.0 * X + shift), atol=1e-4)
+    both = block(X, scale=3.0, shift=keras.ops.convert_to_tensor(shift))
+    np.testing.assert_allclose(np.asarray(both), layer_norm(4.0 * X + shift), atol=1e-4)
+    with pytest.raises(ValueError, match="ScaleShift.call\\(\\) takes no argument 'offset'"):
+        block(X, offset=1.0)
+
+
+def test_residual_norm_returns_the_sub_layer_extras_unchanged():
+    y, doubled, tag = ResidualNorm(ScaleShift())(X, scale=3.0, with_extras=True)
+    np.testing.assert_allclose(np.asarray(y), layer_norm(4.0 * X), atol=1e-4)
+    np.testing.assert_allclose(np.asarray(doubled), 6.0 * X, atol=1e-5)
+    assert tag == "tag"
+
+
+def test_residual_norm_forwards_symbolic_tensors_in_a_functional_model():
+    x_in, shift_in = keras.Input((None, 8)), keras.Input((None, 8))
+    model = keras.Model([x_in, shift_in], ResidualNorm(ScaleShift())(x_in, scale=3.0, shift=shift_in))
+    shift = RNG.normal(size=X.shape).astype("float32")
+    np.testing.assert_allclose(np.asarray(model([X, shift])), layer_norm(4.0 * X + shift), atol=1e-4)
+
+
+def test_residual_norm_uses_the_implicit_mask_also_with_forwarded_tensors():
+    block = ResidualNorm(SelfAttention(8, 2))
+    zeroed = np.where(MASK[..., None], X, 0.0).astype("float32")
+    implicit = keras.layers.Masking(0.0)(zeroed)
+    np.testing.assert_allclose(np.asarray(block(implicit)), np.asarray(block(zeroed, mask=MASK)), atol=1e-6)
+    parse = np.eye(6, dtype="float32")[np.zeros((3, 6), int)]
+    explicit = block(zeroed, mask=MASK, head_override=parse, head_override_index=1)
+    np.testing.assert_allclose(
+        np.asarray(block(implicit, head_override=parse, head_override_index=1)), np.asarray(explicit), atol=1e-6
+    )
+    assert not np.allclose(np.asarray(block(zeroed, head_override=parse, head_override_index=1)), np.asarray(explicit))
+
+
 @pytest.mark.parametrize(
     "make",
     [
         lambda: ResidualNorm(FeedForward(8, 12, relu_dropout=0.1, activation="leaky_relu"), dropout=0.2),
+        lambda: ResidualNorm(SelfAttention(8, 2, dropout=0.1, use_bias=True), dropout=0.1),
         lambda: ResidualNorm(BiLSTMSum(8, dropout=0.1), normalize_first=True, epsilon=1e-5),
         lambda: ResidualNorm(GLUConv(8, kernel_size=5, use_bias=False)),
     ],
-    ids=["ffn", "bilstm", "glu"],
+    ids=["ffn", "attention", "bilstm", "glu"],
 )
 def test_serialisation_roundtrip(make):
     layer = make()

@@ -6,7 +6,7 @@ import pytest
 
 from lisa_tf.config import load_config
 from lisa_tf.training.loop import train
-from lisa_tf.training.evaluate import evaluate_runs
+from lisa_tf.evaluation.runs import evaluate_runs
 
 
 @pytest.mark.parametrize("sublayer, decode", [("ffn", "viterbi")])

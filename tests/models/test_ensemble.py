@@ -7,25 +7,25 @@ import pytest
 
 from data_pipeline.dataset import make_dataset
 from lisa_tf.predict import decode_batch, predict_sentences
-from lisa_tf.training.data import read_split
-from lisa_tf.training.evaluate import evaluate_runs
-from lisa_tf.training.loop import load_run_config, restore_model
+from data_pipeline.splits import read_split
+from lisa_tf.evaluation.runs import evaluate_runs
+from lisa_tf.runs import load_run, load_run_config
 from tests.models.conftest import EWT
 
 
 @pytest.fixture(scope="module")
 def pair(deepatt_pair):
-    restored = [restore_model(run) for run in deepatt_pair]
+    models = [load_run(run) for run in deepatt_pair]
     config = load_run_config(deepatt_pair[0])
     # held-out real sentences (EWT dev), where two briefly trained models disagree
-    sentences = read_split(config.data, str(EWT / "dev.gold_conll.gz"), None, 30)
-    return [m for m, _, _ in restored], restored[0][1], sentences
+    sentences = read_split(str(EWT / "dev.gold_conll.gz"), config.data.format, None, 30)
+    return models, models[0].vocabularies(), sentences
 
 
 def test_ensemble_decodes_the_mean_of_the_softmax_outputs(pair):
     models, vocabs, sentences = pair
     dataset, _ = make_dataset(sentences, vocabs, layout="predicate", token_budget=4096, shuffle=False,
-                              unknown_labels="map")
+                              unknown_labels="map", preprocess=models[0].preprocessor)
     disagreements = 0
     for batch in dataset:
         probs = [np.asarray(m.predict_scores(batch)["srl_probs"], dtype=np.float64) for m in models]

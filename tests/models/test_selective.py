@@ -9,9 +9,10 @@ from data_pipeline.dataset import make_dataset
 from data_pipeline.vocab import Vocabularies
 from lisa_tf.config import load_config
 from lisa_tf.models import build_model
+from lisa_tf.models.preprocessor import SrlPreprocessor
 from lisa_tf.models.selective import SelectiveSRL
-from lisa_tf.training.data import read_split
-from lisa_tf.training.evaluate import evaluate_runs
+from data_pipeline.splits import read_split
+from lisa_tf.evaluation.runs import evaluate_runs
 from lisa_tf.training.loop import train
 from tests.models.conftest import tiny_overrides
 
@@ -23,9 +24,10 @@ def real():
     """The tiny config, vocabularies and a batch of the first 20 real EWT training sentences that
     holds sentences of different lengths (so some rows are padded)."""
     config = load_config(None, tiny_overrides(**{"model.kind": "selective"}))
-    sentences = read_split(config.data, config.data.train, None, 20)
+    sentences = read_split(config.data.train, config.data.format, None, 20)
     vocabs = Vocabularies.build(sentences)
-    dataset, _ = make_dataset(sentences, vocabs, layout="predicate", token_budget=1024, shuffle=False)
+    dataset, _ = make_dataset(sentences, vocabs, layout="predicate", token_budget=1024, shuffle=False,
+                              preprocess=SrlPreprocessor(vocabs.words.entries, "predicate"))
     padded = [b for b in dataset if len(set(b["length"].numpy().tolist())) > 1]
     assert padded, "no batch of the 20 sentences mixes lengths"
     return config, vocabs, padded[0]
@@ -71,7 +73,7 @@ def test_ablation_switch_removes_exactly_the_selective_connection(real):
     assert not s0.trainable and tuple(s0.shape) == (D,)
     # per-layer cells: one cell per layer instead of one
     config, vocabs, batch = real
-    per_layer = SelectiveSRL(config.model, len(vocabs.words), vocabs.srl.entries, share_connection=False)
+    per_layer = SelectiveSRL(config.model, vocabs.words.entries, vocabs.srl.entries, share_connection=False)
     per_layer.build_from_batch(batch)
     assert per_layer.count_params() - full.count_params() == (LAYERS - 1) * cell
 
@@ -134,8 +136,8 @@ def test_padding_does_not_change_predictions(real):
 
 def test_next_input_switch_changes_only_what_the_next_module_reads(real):
     config, vocabs, batch = real
-    state = SelectiveSRL(config.model, len(vocabs.words), vocabs.srl.entries, next_input="state")
-    module = SelectiveSRL(config.model, len(vocabs.words), vocabs.srl.entries, next_input="module")
+    state = SelectiveSRL(config.model, vocabs.words.entries, vocabs.srl.entries, next_input="state")
+    module = SelectiveSRL(config.model, vocabs.words.entries, vocabs.srl.entries, next_input="module")
     state.build_from_batch(batch)
     module.build_from_batch(batch)
     module.set_weights(state.get_weights())  # same architecture and weights, different wiring
@@ -144,4 +146,4 @@ def test_next_input_switch_changes_only_what_the_next_module_reads(real):
     np.testing.assert_allclose(a[0], b[0], atol=1e-5)  # layer 1 reads the embeddings either way
     assert not np.allclose(a[1], b[1], atol=1e-3)  # layer 2 reads LN(X_1 + S_1) vs X_1
     with pytest.raises(ValueError, match="next_input"):
-        SelectiveSRL(config.model, len(vocabs.words), vocabs.srl.entries, next_input="both")
+        SelectiveSRL(config.model, vocabs.words.entries, vocabs.srl.entries, next_input="both")

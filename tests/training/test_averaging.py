@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from lisa_tf.training.averaging import average_weights, checkpoint_files
-from lisa_tf.training.loop import restore_model
+from lisa_tf.runs import load_run
 from tests.conftest import ROOT
 
 
 def _weights(run, path):
-    model, _, _ = restore_model(run, str(path))
+    model = load_run(run, str(path))
     return [np.asarray(w, dtype=np.float64) for w in model.get_weights()]
 
 
@@ -46,8 +46,8 @@ def test_command_writes_weights_that_evaluate_reads(deepatt_pair, tmp_path):
                           cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "averaged 2 checkpoints" in done.stdout
-    from lisa_tf.training.evaluate import evaluate_runs
-    from lisa_tf.training.loop import load_run_config
+    from lisa_tf.evaluation.runs import evaluate_runs
+    from lisa_tf.runs import load_run_config
 
     data = load_run_config(run).data
     metrics = evaluate_runs([str(run)], data.dev, weights=str(out), limit=20)

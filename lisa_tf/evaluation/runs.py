@@ -9,17 +9,16 @@ on predicate detection, POS accuracy and UAS/LAS of their own parse. ``--parse F
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional, Sequence
 
 from data_pipeline.readers.conllu import attach_parse, read_conllu
+from data_pipeline.splits import read_split
 
-from lisa_tf.config import DataConfig
 from lisa_tf.evaluation.parse_eval import evaluate_parsing
 from lisa_tf.evaluation.tables import parsing_table, predicate_table, srl_table
-from lisa_tf.predict import predict_sentences, score
-from lisa_tf.training.data import read_split
-from lisa_tf.training.loop import restore_model
+from lisa_tf.evaluation.srl_eval import score
+from lisa_tf.predict import predict_sentences
+from lisa_tf.runs import load_run, load_run_config
 
 
 def evaluate_runs(
@@ -41,14 +40,15 @@ def evaluate_runs(
     """
     if parse and gold_parse:
         raise ValueError("--parse and --gold-parse are exclusive: inject one parse")
-    restored = [restore_model(run, weights) for run in runs]
-    models = [m for m, _, _ in restored]
-    vocabs, config = restored[0][1], restored[0][2]
-    for run, (_, other, _) in zip(runs[1:], restored[1:]):
-        if other.srl != vocabs.srl or other.words != vocabs.words:
+    models = [load_run(run, weights) for run in runs]
+    config = load_run_config(runs[0])
+    vocabs = models[0].vocabularies()
+    for run, other in zip(runs[1:], models[1:]):
+        if other.srl_labels != models[0].srl_labels or other.words != models[0].words:
             raise ValueError(f"{run}: an ensemble needs runs with the same vocabularies as {runs[0]}")
-    data_config = dataclasses.replace(config.data, format=data_format or config.data.format)
-    gold = read_split(data_config, data, data_parse, limit)
+        if type(other) is not type(models[0]) or other.layout != models[0].layout:
+            raise ValueError(f"{run}: an ensemble needs runs of the same model kind as {runs[0]} ({models[0].name})")
+    gold = read_split(data, data_format or config.data.format, data_parse, limit)
     inputs = gold
     if parse:
         inputs = attach_parse(gold, read_conllu(parse)[: len(gold)] if limit else read_conllu(parse), parse)

@@ -17,7 +17,6 @@ from data_pipeline.readers import read_sentences
 from data_pipeline.readers.conllu import attach_parse, read_conllu
 from data_pipeline.sentence import Sentence
 
-from lisa_tf.config import DataConfig
 
 
 def parse_beside(path: str) -> Optional[str]:
@@ -33,12 +32,12 @@ def parse_beside(path: str) -> Optional[str]:
     return None
 
 
-def read_split(config: DataConfig, path: str, parse: Optional[str] = None, limit: int = 0) -> list[Sentence]:
-    """Sentences of ``path`` in ``config.format`` with dependency heads when any source has them.
+def read_split(path: str, fmt: str, parse: Optional[str] = None, limit: int = 0) -> list[Sentence]:
+    """Sentences of ``path`` in format ``fmt`` (:data:`data_pipeline.readers.FORMATS`) with dependency heads when any source has them.
 
     ``limit`` > 0 keeps the first ``limit`` sentences (quick runs); the parse is cut the same way.
     """
-    sentences = read_sentences(path, config.format)
+    sentences = read_sentences(path, fmt)
     parse = parse or parse_beside(path)
     parses: Optional[Sequence[Sentence]] = read_conllu(parse) if parse else None
     if limit:

@@ -1,4 +1,4 @@
-"""Tests of lisa_tf.layers.viterbi: brute force on small cases, BIO validity, graph/SavedModel use,
+"""Tests of lisa_tf.decoding.viterbi: brute force on small cases, BIO validity, graph/SavedModel use,
 and transition statistics on the shipped PropBank-EWT data."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from data_pipeline.readers.conll12 import read_conll12
 from data_pipeline.vocab import predicate_bio_tags
-from lisa_tf.layers.viterbi import (
+from lisa_tf.decoding.viterbi import (
     FORBIDDEN,
     bio_start_mask,
     bio_transition_mask,

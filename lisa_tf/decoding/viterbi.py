@@ -31,8 +31,11 @@ from typing import Iterable, Sequence
 import numpy as np
 import tensorflow as tf
 
-#: Score of a forbidden transition or start (see the module docstring).
-FORBIDDEN = -1e9
+from lisa_tf.layers.masking import MASK_LOGIT
+
+#: Score of a forbidden transition or start (see the module docstring): the layers' logit of a
+#: padded key, for the same reasons.
+FORBIDDEN = MASK_LOGIT
 
 
 def _split_tag(tag: str) -> tuple[str, str | None]:

@@ -1,0 +1,6 @@
+"""From model scores to structures: constrained BIO Viterbi and the dependency-head conventions.
+
+- :mod:`~lisa_tf.decoding.viterbi`: constrained BIO Viterbi in core TF ops and transition statistics.
+- :mod:`~lisa_tf.decoding.head_indices`: CoNLL-U heads (1-based, 0 = root) ↔ the self-loop heads of
+  LISA's syntax head (0-based, the root points to itself).
+"""

@@ -1,0 +1,75 @@
+"""A run directory: what training leaves in it and how its model is loaded.
+
+``model.keras`` holds the whole model — preprocessor with its word vocabulary, label vocabularies,
+configuration, weights (the best dev weights once training has finished) — and is all that loading
+needs; ``keras.saving.load_model(run / "model.keras")`` works as well after ``import lisa_tf``. The
+other files belong to training: ``config.json`` (the experiment), ``vocab/``, ``checkpoints/``,
+``best/model.weights.h5``, ``weights/step-N.weights.h5``, ``final.weights.h5``, ``metrics.jsonl``,
+``done.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import keras
+
+import lisa_tf.models  # noqa: F401  (registers the model classes that load_model reads)
+from lisa_tf.config import ExperimentConfig, config_from_dict
+
+MODEL_FILE = "model.keras"
+
+
+class RunError(ValueError):
+    """A run directory that cannot be loaded: names the path and what is missing."""
+
+
+def load_run_config(run_dir: str | os.PathLike) -> ExperimentConfig:
+    """The experiment config a run was trained with (``config.json``)."""
+    return config_from_dict(json.loads((pathlib.Path(run_dir) / "config.json").read_text()))
+
+
+def weights_file(run_dir: str | os.PathLike, weights: str = "best") -> pathlib.Path:
+    """The weight file ``weights`` names: ``best`` (falling back to ``final``), ``final``, or a path."""
+    run_dir = pathlib.Path(run_dir)
+    named = {"best": run_dir / "best" / "model.weights.h5", "final": run_dir / "final.weights.h5"}
+    path = pathlib.Path(named.get(weights, weights))
+    if weights == "best" and not path.exists():
+        path = named["final"]
+    if not path.exists():
+        raise RunError(f"{path}: no such weight file (expected best, final or a path to a .weights.h5 file)")
+    return path
+
+
+def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None = None) -> pathlib.Path:
+    """Write ``model`` as a ``.keras`` file without its optimiser: a fresh copy of the model with its
+    weights (or those of the ``weights`` file), so the file holds the model alone, whatever it was
+    compiled with, and the model itself is left as it is."""
+    path = pathlib.Path(path)
+    copy = type(model).from_config(model.get_config())
+    copy.build_from_batch()
+    if weights is None:
+        copy.set_weights(model.get_weights())
+    else:
+        copy.load_weights(weights)
+    copy.save(path)
+    return path
+
+
+def load_run(run_dir: str | os.PathLike, weights: str = "best", dtype_policy: str = "float32"):
+    """The trained model of a run directory, with ``weights`` (``best``, ``final``, ``model`` for
+    the weights inside ``model.keras``, or a path), built under ``dtype_policy``."""
+    path = pathlib.Path(run_dir) / MODEL_FILE
+    if not path.exists():
+        raise RunError(f"{path}: no such file; is {run_dir} a run directory written by `lisa_tf train`?")
+    previous = keras.config.dtype_policy().name
+    keras.config.set_dtype_policy(dtype_policy)
+    try:
+        model = keras.saving.load_model(path, compile=False)
+    finally:
+        keras.config.set_dtype_policy(previous)
+    if weights != "model":
+        model.load_weights(weights_file(run_dir, weights))
+    return model
