@@ -39,6 +39,7 @@ import keras
 import tensorflow as tf
 
 from lisa_tf.decoding.head_indices import to_conllu
+from lisa_tf.predict import decode_batch
 from lisa_tf.runs import load_run
 
 
@@ -76,9 +77,6 @@ def serving_functions(model, names: LabelNames) -> dict:
     layout = model.layout
     uses_syntax = getattr(model, "uses_syntax", False)
 
-    def chosen_probability(probs, tags):
-        return tf.gather(probs, tags, batch_dims=len(tags.shape))
-
     def run(tokens, predicate_index=None, parse_heads=None):
         inputs = {"tokens": tokens}
         if predicate_index is not None:
@@ -91,13 +89,12 @@ def serving_functions(model, names: LabelNames) -> dict:
             options["inject_parse"] = parse_heads is not None
         if getattr(model, "predicts_predicates", False):
             options["gold_predicates"] = False
-        scores = model.predict_scores(batch, **options)
-        decoded = model.decode_scores(scores, batch)
+        decoded = decode_batch([model], batch, **options)
         mask = batch["token_mask"]
         out = {"lengths": batch["length"]}
         if layout == "predicate":
             out["srl_tags"] = names(decoded["srl_tags"], "srl", mask)
-            out["srl_scores"] = tf.where(mask, chosen_probability(scores["srl_probs"], decoded["srl_tags"]), 0.0)
+            out["srl_scores"] = tf.where(mask, decoded["srl_tag_probs"], 0.0)
             return out
         flags = tf.logical_and(tf.cast(decoded["predicate_flags"], tf.bool), mask)
         # Predicates of each sentence, left-aligned into [B, P] (−1 padding).
@@ -106,13 +103,13 @@ def serving_functions(model, names: LabelNames) -> dict:
         valid = positions >= 0
         safe = tf.maximum(positions, 0)
         tags = tf.gather(decoded["srl_tags"], safe, batch_dims=1)  # [B, P, T]
-        probs = tf.gather(scores["srl_probs"], safe, batch_dims=1)  # [B, P, T, L]
+        probs = tf.gather(decoded["srl_tag_probs"], safe, batch_dims=1)  # [B, P, T]
         row_mask = tf.logical_and(valid[:, :, None], mask[:, None, :])
         out.update(
             predicate_flags=tf.cast(flags, tf.int32),
             predicate_positions=positions,
             srl_tags=names(tags, "srl", row_mask),
-            srl_scores=tf.where(row_mask, chosen_probability(probs, tags), 0.0),
+            srl_scores=tf.where(row_mask, probs, 0.0),
         )
         if "pos" in decoded:
             out["pos"] = names(decoded["pos"], "pos", mask)

@@ -9,6 +9,15 @@ __version__ = "0.1.0"
 
 import sys as _sys
 
+
+def load(path, token_budget: int = 4096):
+    """A predictor for a run directory, a ``.keras`` file or a SavedModel export:
+    ``lisa_tf.load(PATH).predict("The cat sat on the mat.")`` (see :mod:`lisa_tf.predictor`)."""
+    from lisa_tf.predictor import load as _load
+
+    return _load(path, token_budget)
+
+
 # ``import lisa_tf`` registers the models and layers with keras.saving (it imports TensorFlow). The
 # command line (``python -m lisa_tf``, where the package is imported while ``sys.argv[0]`` is still
 # "-m") skips it: each command imports what it needs, so pure-Python commands (srl-eval, stats)

@@ -22,6 +22,7 @@ import dataclasses
 from typing import Optional, Sequence
 
 import numpy as np
+import tensorflow as tf
 
 from data_pipeline.dataset import make_dataset
 from data_pipeline.sentence import Predicate, Sentence, Span
@@ -40,12 +41,17 @@ def tags_to_arguments(tag_ids: Sequence[int], vocabs: Vocabularies, position: in
 
 
 def decode_batch(models: Sequence, batch: dict, **options) -> dict:
-    """Tag ids of one batch from one model, or from an ensemble's averaged scores."""
+    """Tag ids of one batch from one model, or from an ensemble's averaged scores, and
+    ``srl_tag_probs``: the probability of each chosen SRL tag (the shape of ``srl_tags``)."""
     if len(models) == 1:
-        return models[0].decode_scores(models[0].predict_scores(batch, **options), batch)
-    all_scores = [m.predict_scores(batch, **options) for m in models]
-    averaged = {k: sum(s[k] for s in all_scores) / len(all_scores) for k in all_scores[0]}
-    return models[0].decode_scores(averaged, batch)
+        scores = models[0].predict_scores(batch, **options)
+    else:
+        all_scores = [m.predict_scores(batch, **options) for m in models]
+        scores = {k: sum(s[k] for s in all_scores) / len(all_scores) for k in all_scores[0]}
+    decoded = models[0].decode_scores(scores, batch)
+    tags = decoded["srl_tags"]
+    decoded["srl_tag_probs"] = tf.gather(tf.cast(scores["srl_probs"], tf.float32), tags, batch_dims=len(tags.shape))
+    return decoded
 
 
 def predict_sentences(
@@ -62,6 +68,18 @@ def predict_sentences(
     ``options`` go to the models' ``predict_scores`` (e.g. ``inject_parse=True``,
     ``gold_predicates=True`` for LISA). ``vocabs`` defaults to the model's own vocabularies.
     """
+    return label_sentences(model, sentences, vocabs, token_budget, **options)[0]
+
+
+def label_sentences(
+    model,
+    sentences: Sequence[Sentence],
+    vocabs: Optional[Vocabularies] = None,
+    token_budget: int = 4096,
+    **options,
+) -> tuple[list[Sentence], list[dict[int, np.ndarray]]]:
+    """:func:`predict_sentences`, and for each sentence the probability of every chosen tag of each
+    predicate (``{predicate position: [n] float32}``), from which argument scores are read."""
     models = list(model) if isinstance(model, (list, tuple)) else [model]
     model = models[0]
     vocabs = vocabs if vocabs is not None else model.vocabularies()
@@ -76,6 +94,7 @@ def predict_sentences(
     )
     arguments: dict[tuple[int, int], tuple[Span, ...]] = {}
     whole: dict[int, dict] = {}
+    tag_probs: list[dict[int, np.ndarray]] = [{} for _ in sentences]
     for batch in dataset:
         decoded = decode_batch(models, batch, **options)
         if "heads" in decoded:
@@ -88,8 +107,11 @@ def predict_sentences(
                 k = int(batch["predicate_index"][b])
                 position = int(batch["predicate_position"][b])
                 arguments[(int(s), k)] = tags_to_arguments(out["srl_tags"][b, :n], vocabs, position)
+                tag_probs[int(s)][position] = out["srl_tag_probs"][b, :n]
             else:
                 whole[int(s)] = {key: value[b] for key, value in out.items()} | {"length": int(n)}
+                for position in np.flatnonzero(out["predicate_flags"][b, :n]):
+                    tag_probs[int(s)][int(position)] = out["srl_tag_probs"][b, position, :n]
     result = []
     for s, sentence in enumerate(sentences):
         if model.layout == "predicate":
@@ -99,7 +121,7 @@ def predict_sentences(
             result.append(dataclasses.replace(sentence, predicates=predicates))
         else:
             result.append(_sentence_from_outputs(sentence, whole[s], vocabs))
-    return result
+    return result, tag_probs
 
 
 def _sentence_from_outputs(sentence: Sentence, out: dict, vocabs: Vocabularies) -> Sentence:

@@ -51,6 +51,31 @@ def deepatt_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def lisa_run(tmp_path_factory):
+    """A tiny LISA run (2 layers, syntax head in layer 1) trained on 20 real EWT sentences (shared
+    by the export, predictor and command-line tests)."""
+    from lisa_tf.config import load_config
+    from lisa_tf.training.loop import train
+    from tests.models.conftest import tiny_overrides
+    from tests.models.test_lisa import TINY_LISA
+
+    run = tmp_path_factory.mktemp("lisa") / "run"
+    config = load_config(None, tiny_overrides(**TINY_LISA, **{"train.max_steps": 200, "train.eval_every": 200}))
+    train(config, run, verbose=0)
+    return run
+
+
+@pytest.fixture(scope="session")
+def lisa_export(lisa_run, tmp_path_factory):
+    """The tiny LISA run and its SavedModel export (``…/srl/1``)."""
+    from export.saved_model import export_run
+
+    export = tmp_path_factory.mktemp("lisa_export") / "srl" / "1"
+    export_run(lisa_run, export)
+    return lisa_run, export
+
+
+@pytest.fixture(scope="session")
 def deepatt_pair(tmp_path_factory):
     """Two tiny argmax-decoding DeepAtt runs on the same 20 real EWT sentences that differ only in
     their seed; each evaluated three times, keeping the weights of the last two evaluations."""

@@ -10,23 +10,9 @@ import pytest
 import tensorflow as tf
 
 from data_pipeline.spans import bio_to_spans
-from export.saved_model import export_run
-from lisa_tf.config import load_config
 from lisa_tf.predict import predict_sentences
 from data_pipeline.splits import read_split
 from lisa_tf.runs import load_run, load_run_config
-from lisa_tf.training.loop import train
-from tests.models.conftest import tiny_overrides
-from tests.models.test_lisa import TINY_LISA
-
-
-@pytest.fixture(scope="module")
-def lisa_export(tmp_path_factory):
-    base = tmp_path_factory.mktemp("lisa")
-    config = load_config(None, tiny_overrides(**TINY_LISA, **{"train.max_steps": 200, "train.eval_every": 200}))
-    train(config, base / "run", verbose=0)
-    export_run(base / "run", base / "srl" / "1")
-    return base / "run", base / "srl" / "1"
 
 
 def _padded(sentences):

@@ -1,0 +1,121 @@
+"""``python -m lisa_tf predict``: label raw or tokenised text with a trained model."""
+
+HELP = "label raw text (or tokenised sentences) with a run, a .keras file or an export: frames with offsets"
+
+#: Sentences labelled per model call; input is read lazily, so memory stays bounded on any file size.
+CHUNK = 256
+
+
+def add_arguments(parser):
+    parser.add_argument("model", help="run directory, .keras file or SavedModel export")
+    parser.add_argument("text", nargs="*", help="paragraphs to label (split into sentences and tokenised)")
+    parser.add_argument("--input", help="file to label, one paragraph (or with --tokenized one sentence) per line; - = stdin")
+    parser.add_argument("--tokenized", action="store_true", help="input lines are sentences of space-separated tokens")
+    parser.add_argument("--parse", help="CoNLL-U file: its words are the sentences and its heads are injected (LISA)")
+    parser.add_argument("--format", default="pretty", choices=("pretty", "jsonl", "conll05", "conllu"),
+                        help="pretty: one description per predicate; jsonl: one JSON object per sentence; "
+                             "conll05: words + props columns; conllu: tokens with predicted POS and heads")
+    parser.add_argument("--out", help="write here instead of standard output")
+    parser.add_argument("--batch-tokens", type=int, default=4096, help="most padded tokens per batch")
+
+
+def _units(args):
+    """(text or tokens, heads) per unit of input, read lazily."""
+    import sys
+
+    from data_pipeline.readers.conllu import read_conllu
+
+    if args.parse:
+        if args.text or args.input:
+            raise ValueError("--parse gives the sentences (its words); do not also give TEXT or --input")
+        for sentence in read_conllu(args.parse):
+            yield list(sentence.words), list(sentence.heads)
+        return
+    if args.text:
+        for paragraph in args.text:
+            yield (paragraph.split() if args.tokenized else paragraph), None
+    handle = None
+    if args.input:
+        handle = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+    elif not args.text:
+        raise ValueError("nothing to label: give TEXT, --input FILE (- for stdin) or --parse FILE.conllu")
+    if handle is not None:
+        with handle:
+            for line in handle:
+                line = line.rstrip("\n")
+                if line.strip():
+                    yield (line.split() if args.tokenized else line), None
+
+
+def _write(result, fmt, out):
+    import json
+
+    from data_pipeline.props_writer import props_lines
+    from data_pipeline.sentence import Predicate, Sentence, Span
+
+    if fmt == "jsonl":
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        return
+    words = [t["text"] for t in result["tokens"]]
+    if fmt == "pretty":
+        out.write(result["text"] + "\n")
+        for predicate in result["predicates"]:
+            out.write(f"  {predicate['text']}: {predicate['description']}\n")
+        out.write("\n")
+        return
+    if fmt == "conllu":
+        for i, token in enumerate(result["tokens"], start=1):
+            out.write(f"{i}\t{token['text']}\t_\t{token.get('pos', '_')}\t_\t_\t{token.get('head', '_')}\t_\t_\t_\n")
+        out.write("\n")
+        return
+    predicates = [
+        Predicate(p["token"], p["text"].lower(), None, tuple(sorted(
+            [Span(a["token_start"], a["token_end"] - 1, a["role"]) for a in p["arguments"]]
+            + [Span(p["token"], p["token"], "V")])))
+        for p in result["predicates"]
+    ]
+    out.write("\n".join(props_lines(Sentence(words=words, predicates=predicates))) + "\n\n")
+
+
+def run(args) -> int:
+    import itertools
+    import sys
+
+    from lisa_tf.predictor import PredictionInputError, load
+
+    try:
+        predictor = load(args.model, token_budget=args.batch_tokens)
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+    progress = sys.stderr.isatty()
+    counts = {"sentences": 0, "tokens": 0, "predicates": 0, "empty": 0}
+    try:
+        units = _units(args)
+        while True:
+            chunk = list(itertools.islice(units, CHUNK))
+            if not chunk:
+                break
+            if args.parse or args.tokenized:
+                results = predictor.predict(tokens=[u for u, _ in chunk],
+                                            parse=[h for _, h in chunk] if args.parse else None)
+            else:
+                results = [r for text, _ in chunk for r in predictor.predict(text)]
+            for result in results:
+                counts["sentences"] += 1
+                counts["tokens"] += len(result["tokens"])
+                counts["predicates"] += len(result["predicates"])
+                counts["empty"] += not result["tokens"]
+                _write(result, args.format, out)
+            if progress:
+                print(f"\r{counts['sentences']} sentences", end="", file=sys.stderr, flush=True)
+    except (PredictionInputError, ValueError, OSError) as error:
+        print(f"\nerror: {error}" if progress else f"error: {error}", file=sys.stderr)
+        return 2
+    finally:
+        if args.out:
+            out.close()
+    print(("\n" if progress else "") + f"labelled {counts['sentences']} sentences ({counts['tokens']} tokens, "
+          f"{counts['predicates']} predicates; {counts['empty']} empty)", file=sys.stderr)
+    return 0

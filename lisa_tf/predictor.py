@@ -1,0 +1,290 @@
+"""Raw text or tokens in, labelled frames out: ``lisa_tf.load(PATH).predict(...)``.
+
+``load`` takes a run directory (its ``model.keras``), a ``.keras`` file or a SavedModel export (a
+version directory, or a base directory whose highest numbered version is used) and returns a
+:class:`Predictor`. ``predict`` returns plain, JSON-serialisable data, one dict per sentence::
+
+    {"text": "The cat sat on the mat.",
+     "tokens": [{"text": "The", "start": 0, "end": 3, "pos": "DT", "head": 2}, ...],
+     "predicates": [{"token": 2, "text": "sat", "start": 8, "end": 11,
+                     "arguments": [{"role": "ARG0", "token_start": 0, "token_end": 2, "start": 0,
+                                    "end": 7, "text": "The cat", "score": 0.97}, ...],
+                     "description": "[ARG0: The cat] [V: sat] [ARGM-LOC: on the mat] ."}]}
+
+Character offsets (``start``/``end``) index the text given, ends exclusive; token spans
+(``token_start``/``token_end``) likewise. ``pos`` and ``head`` (CoNLL-U: 1-based, 0 = root) appear
+when the model predicts them (LISA, SA). An argument's ``score`` is the mean probability of its tags.
+
+Text is split into sentences and tokenised with :mod:`data_pipeline.tokenizer` (UD English-EWT
+conventions). Prediction runs in batches of at most ``token_budget`` padded tokens.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Optional, Sequence, Union
+
+import keras
+import numpy as np
+
+from data_pipeline.sentence import Predicate, Sentence, Span
+from data_pipeline.spans import bio_to_spans
+from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
+
+from lisa_tf.predict import label_sentences
+from lisa_tf.runs import MODEL_FILE, load_run
+
+
+class PredictionInputError(ValueError):
+    """An argument of ``predict`` is wrong: names the argument, the sentence and what was expected."""
+
+
+def _tokens_of_words(words: Sequence[str]) -> list[Token]:
+    """Tokens with the offsets they have in ``" ".join(words)``."""
+    out, at = [], 0
+    for word in words:
+        out.append(Token(word, at, at + len(word)))
+        at += len(word) + 1
+    return out
+
+
+def describe(tokens: Sequence[Token], position: int, spans: Sequence[Span]) -> str:
+    """``[ARG0: The cat] [V: sat] [ARGM-LOC: on the mat] .`` (spans inclusive, non-overlapping)."""
+    starts = {span.start: span for span in spans}
+    starts[position] = Span(position, position, "V")
+    parts, i = [], 0
+    while i < len(tokens):
+        span = starts.get(i)
+        if span is None:
+            parts.append(tokens[i].text)
+            i += 1
+        else:
+            parts.append(f"[{span.label}: {' '.join(t.text for t in tokens[span.start : span.end + 1])}]")
+            i = span.end + 1
+    return " ".join(parts)
+
+
+def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None) -> dict:
+    """One sentence's plain-data result (module docstring).
+
+    Args:
+        text: the text the token offsets index.
+        tokens: the sentence's tokens.
+        predicates: ``(position, argument spans without V, per-token tag probabilities)`` triples.
+        pos, heads: predicted POS tags and CoNLL-U heads, or None.
+    """
+    start = tokens[0].start if tokens else 0
+    end = tokens[-1].end if tokens else 0
+    token_rows = []
+    for i, token in enumerate(tokens):
+        row = {"text": token.text, "start": token.start, "end": token.end}
+        if pos is not None:
+            row["pos"] = str(pos[i])
+        if heads is not None:
+            row["head"] = int(heads[i])
+        token_rows.append(row)
+    frames = []
+    for position, spans, probs in predicates:
+        arguments = [
+            {
+                "role": span.label,
+                "token_start": span.start,
+                "token_end": span.end + 1,
+                "start": tokens[span.start].start,
+                "end": tokens[span.end].end,
+                "text": text[tokens[span.start].start : tokens[span.end].end],
+                "score": round(float(np.mean(probs[span.start : span.end + 1])), 4),
+            }
+            for span in spans
+        ]
+        token = tokens[position]
+        frames.append({"token": position, "text": token.text, "start": token.start, "end": token.end,
+                       "arguments": arguments, "description": describe(tokens, position, spans)})
+    return {"text": text[start:end], "tokens": token_rows, "predicates": frames}
+
+
+def _check_predicates(predicates, count: int, lengths: Sequence[int]) -> list[list[int]]:
+    if len(predicates) != count:
+        raise PredictionInputError(f"predicates: expected one list of token indices per sentence ({count}), found {len(predicates)}")
+    checked = []
+    for s, (row, n) in enumerate(zip(predicates, lengths)):
+        for k, index in enumerate(row):
+            if not isinstance(index, (int, np.integer)) or not 0 <= index < n:
+                raise PredictionInputError(
+                    f"predicates[{s}][{k}]: expected a token index in 0..{n - 1} (sentence {s} has {n} tokens), found {index!r}"
+                )
+        checked.append(sorted(set(int(i) for i in row)))
+    return checked
+
+
+def _check_parse(parse, count: int, lengths: Sequence[int]) -> list[list[int]]:
+    if len(parse) != count:
+        raise PredictionInputError(f"parse: expected one list of heads per sentence ({count}), found {len(parse)}")
+    for s, (heads, n) in enumerate(zip(parse, lengths)):
+        if len(heads) != n:
+            raise PredictionInputError(f"parse[{s}]: expected {n} heads (one per token), found {len(heads)}")
+        for i, head in enumerate(heads):
+            if not isinstance(head, (int, np.integer)) or not 0 <= head <= n:
+                raise PredictionInputError(f"parse[{s}][{i}]: expected a CoNLL-U head in 0..{n} (0 = root), found {head!r}")
+    return [list(map(int, heads)) for heads in parse]
+
+
+class Predictor:
+    """Labels sentences with a loaded model (see the module docstring).
+
+    Args:
+        model: an :class:`~lisa_tf.models.base.SrlModel`.
+        token_budget: most padded tokens per batch.
+    """
+
+    def __init__(self, model, token_budget: int = 4096):
+        self.model = model
+        self.token_budget = token_budget
+
+    def _inputs(self, text, tokens):
+        if (text is None) == (tokens is None):
+            raise PredictionInputError("give either text (a string or a list of sentence strings) or tokens=[[...], ...]")
+        if tokens is not None:
+            words = [list(map(str, row)) for row in tokens]
+            return [(" ".join(row), _tokens_of_words(row)) for row in words]
+        if isinstance(text, str):
+            return [(text, sentence) for sentence in split_and_tokenize(text)]
+        return [(str(item), tokenize(str(item))) for item in text]
+
+    def predict(
+        self,
+        text: Union[str, Sequence[str], None] = None,
+        *,
+        tokens: Optional[Sequence[Sequence[str]]] = None,
+        predicates: Optional[Sequence[Sequence[int]]] = None,
+        parse: Optional[Sequence[Sequence[int]]] = None,
+    ) -> list[dict]:
+        """Label ``text`` (a paragraph: split into sentences; or a list of sentences) or ``tokens``
+        (pre-tokenised sentences). ``predicates``: token indices per sentence (default: the model's
+        own predicate identification); ``parse``: CoNLL-U heads per sentence, injected into LISA's
+        syntax head. Returns one dict per sentence (module docstring)."""
+        inputs = self._inputs(text, tokens)
+        lengths = [len(toks) for _, toks in inputs]
+        model = self.model
+        if predicates is not None:
+            predicates = _check_predicates(predicates, len(inputs), lengths)
+        elif model.layout == "predicate":
+            raise PredictionInputError(
+                f"predicates: this {model.name} model labels given predicates only; pass predicates=[[token index, ...], ...]"
+            )
+        if parse is not None:
+            if not getattr(model, "uses_syntax", False):
+                raise PredictionInputError(f"parse: this {model.name} model has no syntax head to inject a parse into (LISA has)")
+            parse = _check_parse(parse, len(inputs), lengths)
+        batch, where = [], []
+        for s, (_, toks) in enumerate(inputs):
+            if not toks:
+                continue  # an empty sentence: returned with no tokens, never sent to the model
+            given = predicates[s] if predicates is not None else []
+            words = [t.text for t in toks]
+            batch.append(Sentence(words=words, heads=parse[s] if parse is not None else None,
+                                  predicates=[Predicate(p, words[p].lower()) for p in given], line=s + 1))
+            where.append(s)
+        options = {}
+        if getattr(model, "uses_syntax", False):
+            options["inject_parse"] = parse is not None
+        if getattr(model, "predicts_predicates", False):
+            options["gold_predicates"] = predicates is not None
+        labelled, probs = label_sentences(model, batch, token_budget=self.token_budget, **options) if batch else ([], [])
+        results = [frame(text_, toks, []) for text_, toks in inputs]
+        for s, sentence, tag_probs in zip(where, labelled, probs):
+            text_, toks = inputs[s]
+            rows = [
+                (p.position, [a for a in p.arguments if a.label not in ("V", "C-V")], tag_probs[p.position])
+                for p in sentence.predicates
+            ]
+            own = model.layout == "sentence"  # POS and heads are predicted in the sentence layout only
+            results[s] = frame(text_, toks, rows, sentence.pos if own else None, sentence.heads if own else None)
+        return results
+
+
+class ExportPredictor(Predictor):
+    """A :class:`Predictor` over a SavedModel export's signatures (no Keras model needed)."""
+
+    def __init__(self, path: str | os.PathLike):
+        import tensorflow as tf
+
+        self.path = str(path)
+        self.loaded = tf.saved_model.load(self.path)
+        self.signature = self.loaded.signatures["serving_default"]
+        self.takes_predicates = "predicate_index" in self.signature.structured_input_signature[1]
+        self.uses_syntax = "with_parse" in self.loaded.signatures
+
+    def predict(self, text=None, *, tokens=None, predicates=None, parse=None) -> list[dict]:
+        import tensorflow as tf
+
+        inputs = self._inputs(text, tokens)
+        lengths = [len(toks) for _, toks in inputs]
+        if predicates is not None:
+            predicates = _check_predicates(predicates, len(inputs), lengths)
+        elif self.takes_predicates:
+            raise PredictionInputError("predicates: this export labels given predicates only; pass predicates=[[...], ...]")
+        if parse is not None:
+            if not self.uses_syntax:
+                raise PredictionInputError("parse: this export has no with_parse signature (LISA exports have)")
+            parse = _check_parse(parse, len(inputs), lengths)
+        results = []
+        for s, (text_, toks) in enumerate(inputs):
+            if not toks:
+                results.append(frame(text_, toks, []))
+                continue
+            words = tf.constant([[t.text for t in toks]])
+            if self.takes_predicates:
+                rows = []
+                for position in predicates[s]:
+                    out = self.signature(tokens=words, predicate_index=tf.constant([position], tf.int32))
+                    tags = [t.decode() for t in out["srl_tags"].numpy()[0]]
+                    rows.append((position, [a for a in bio_to_spans(tags) if a.label not in ("V", "C-V")],
+                                 out["srl_scores"].numpy()[0]))
+                results.append(frame(text_, toks, rows))
+                continue
+            if parse is not None:
+                out = self.loaded.signatures["with_parse"](tokens=words, parse_heads=tf.constant([parse[s]], tf.int32))
+            else:
+                out = self.signature(tokens=words)
+            out = {k: v.numpy()[0] for k, v in out.items()}
+            rows = []
+            for p, position in enumerate(out["predicate_positions"]):
+                if position < 0 or (predicates is not None and int(position) not in predicates[s]):
+                    continue
+                tags = [t.decode() for t in out["srl_tags"][p]]
+                rows.append((int(position), [a for a in bio_to_spans(tags) if a.label not in ("V", "C-V")],
+                             out["srl_scores"][p]))
+            pos = [t.decode() for t in out["pos"]] if "pos" in out else None
+            heads = list(out["heads"]) if "heads" in out else None
+            results.append(frame(text_, toks, rows, pos, heads))
+        return results
+
+
+def _latest_version(path: pathlib.Path) -> pathlib.Path:
+    if (path / "saved_model.pb").exists():
+        return path
+    versions = sorted((int(p.name), p) for p in path.iterdir() if p.name.isdigit() and (p / "saved_model.pb").exists())
+    if not versions:
+        raise FileNotFoundError(
+            f"{path}: not a run directory ({MODEL_FILE}), a .keras file or a SavedModel export (saved_model.pb)"
+        )
+    return versions[-1][1]
+
+
+def load(path: str | os.PathLike, token_budget: int = 4096) -> Predictor:
+    """A :class:`Predictor` for a run directory, a ``.keras`` file or a SavedModel export."""
+    path = pathlib.Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or directory")
+    if path.is_file() and path.suffix == ".keras":
+        previous = keras.config.dtype_policy().name
+        keras.config.set_dtype_policy("float32")
+        try:
+            return Predictor(keras.saving.load_model(path, compile=False), token_budget)
+        finally:
+            keras.config.set_dtype_policy(previous)
+    if (path / MODEL_FILE).exists():
+        return Predictor(load_run(path), token_budget)
+    return ExportPredictor(_latest_version(path))

@@ -1,0 +1,108 @@
+"""``lisa_tf.load(...).predict(...)`` and ``python -m lisa_tf predict`` on tiny runs trained on real EWT
+sentences: frames agree with the scorer's path, offsets index the input, bad input is named."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import lisa_tf
+from data_pipeline.splits import read_split
+from lisa_tf.predict import predict_sentences
+from lisa_tf.predictor import PredictionInputError
+from lisa_tf.runs import load_run, load_run_config
+from tests.conftest import ROOT
+
+TEXT = "The company said it expects growth. Mr. Smith didn't agree with them."
+
+
+def _spans(result):
+    return {p["token"]: sorted((a["token_start"], a["token_end"] - 1, a["role"]) for a in p["arguments"])
+            for p in result["predicates"]}
+
+
+def _real(run, count=12):
+    config = load_run_config(run)
+    return read_split(config.data.train, config.data.format, config.data.parse_train or None, count)
+
+
+def test_tokens_in_frames_out_equal_the_scorers_path(lisa_run):
+    sentences = _real(lisa_run)
+    predictor = lisa_tf.load(lisa_run)
+    results = predictor.predict(tokens=[s.words for s in sentences])
+    expected = predict_sentences(load_run(lisa_run), sentences, gold_predicates=False)
+    assert len(results) == len(sentences)
+    labelled = 0
+    for result, gold, want in zip(results, sentences, expected):
+        assert [t["text"] for t in result["tokens"]] == gold.words
+        assert _spans(result) == {p.position: sorted((a.start, a.end, a.label) for a in p.arguments
+                                                    if a.label not in ("V", "C-V")) for p in want.predicates}
+        assert [t["pos"] for t in result["tokens"]] == want.pos and [t["head"] for t in result["tokens"]] == want.heads
+        labelled += sum(len(p["arguments"]) for p in result["predicates"])
+    assert labelled > 20, "the tiny run should label arguments on its own training sentences"
+
+
+def test_raw_text_offsets_index_the_input(lisa_run):
+    results = lisa_tf.load(lisa_run).predict(TEXT)
+    assert len(results) == 2
+    json.dumps(results)  # plain data
+    assert [t["text"] for t in results[1]["tokens"]][:4] == ["Mr.", "Smith", "did", "n't"]
+    for result in results:
+        assert TEXT[result["tokens"][0]["start"]:result["tokens"][-1]["end"]] == result["text"]
+        for token in result["tokens"]:
+            assert TEXT[token["start"]:token["end"]] == token["text"]
+        for predicate in result["predicates"]:
+            assert TEXT[predicate["start"]:predicate["end"]] == predicate["text"]
+            assert f"[V: {predicate['text']}]" in predicate["description"]
+            for argument in predicate["arguments"]:
+                assert TEXT[argument["start"]:argument["end"]] == argument["text"]
+                assert f"[{argument['role']}: " in predicate["description"]
+                assert 0.0 < argument["score"] <= 1.0
+
+
+def test_given_predicates_and_parse_are_checked(lisa_run, deepatt_run):
+    predictor = lisa_tf.load(lisa_run)
+    with pytest.raises(PredictionInputError, match=r"predicates\[0\]\[0\]: expected a token index in 0\.\.3 .* found 9"):
+        predictor.predict(tokens=[["A", "cat", "sat", "."]], predicates=[[9]])
+    with pytest.raises(PredictionInputError, match=r"parse\[0\]\[1\]: expected a CoNLL-U head in 0\.\.4"):
+        predictor.predict(tokens=[["A", "cat", "sat", "."]], parse=[[2, -1, 0, 3]])
+    only = predictor.predict(tokens=[["A", "cat", "sat", "."]], predicates=[[2]])
+    assert [p["token"] for p in only[0]["predicates"]] == [2]
+    deepatt = lisa_tf.load(deepatt_run)
+    with pytest.raises(PredictionInputError, match="labels given predicates only"):
+        deepatt.predict("A cat sat.")
+    (result,) = deepatt.predict(tokens=[_real(deepatt_run, 1)[0].words], predicates=[[1]])
+    assert [p["token"] for p in result["predicates"]] == [1]
+
+
+def test_export_predictor_answers_like_the_model(lisa_export):
+    run, export = lisa_export
+    sentences = [s.words for s in _real(run)]
+    from_model = lisa_tf.load(run).predict(tokens=sentences)
+    from_export = lisa_tf.load(export.parent).predict(tokens=sentences)  # base directory: latest version
+    assert [_spans(r) for r in from_export] == [_spans(r) for r in from_model]
+    for a, b in zip(from_export, from_model):
+        scores = [x["score"] for p in a["predicates"] for x in p["arguments"]]
+        assert scores == pytest.approx([x["score"] for p in b["predicates"] for x in p["arguments"]], abs=1e-3)
+
+
+def test_predict_command(lisa_run, tmp_path):
+    base = [sys.executable, "-W", "ignore", "-m", "lisa_tf", "predict", str(lisa_run)]
+    done = subprocess.run(base + [TEXT, "--format", "jsonl"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines == lisa_tf.load(lisa_run).predict(TEXT)
+    assert "labelled 2 sentences" in done.stderr
+    (tmp_path / "in.txt").write_text("The cat sat on the mat .\n\nIt was happy .\n")
+    props = tmp_path / "out.props"
+    done = subprocess.run(base + ["--input", str(tmp_path / "in.txt"), "--tokenized", "--format", "conll05",
+                                  "--out", str(props)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    blocks = props.read_text().strip().split("\n\n")
+    assert [len(b.splitlines()) for b in blocks] == [7, 4]  # one line per token, blank lines skipped
+    done = subprocess.run(base + ["--input", str(tmp_path / "missing.txt")], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith("error:")
+    assert "missing.txt" in done.stderr
