@@ -60,6 +60,7 @@ def align(result, gold_sentence, text, counts):
     offsets = gold_offsets(gold_sentence.words, text)
     by_start = {span[0]: i for i, span in enumerate(offsets) if span}
     by_end = {span[1]: i for i, span in enumerate(offsets) if span}
+    lemmas = {p.position: p.lemma for p in gold_sentence.predicates}
     predicates = []
     for frame in result["predicates"]:
         position = next((i for i, span in enumerate(offsets) if span and span[0] <= frame["start"] < span[1]), None)
@@ -73,7 +74,10 @@ def align(result, gold_sentence, text, counts):
                 counts["arguments_unaligned"] += 1
                 continue
             spans.append(Span(start, end, argument["role"]))
-        predicates.append(Predicate(position, gold_sentence.words[position].lower(), None, tuple(sorted(spans))))
+        # The lemma column: the gold one where a gold predicate stands (as `evaluate` does), so the
+        # scorer compares predicate positions, not a lemmatiser the project does not have.
+        lemma = lemmas.get(position, gold_sentence.words[position].lower())
+        predicates.append(Predicate(position, lemma, None, tuple(sorted(spans))))
     return dataclasses.replace(gold_sentence, predicates=predicates)
 
 
