@@ -17,8 +17,15 @@ Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
     the parse replaces the syntax head's attention (LISA §3, parse injection). REST ignores signature
     defaults, hence a separate signature;
   - ``sentences(sentences: string [B])``: whitespace-tokenised sentences, split in-graph;
+  - ``text(text: string [B])``: raw sentences, tokenised in-graph with the project's UD-EWT tokeniser
+    (:func:`data_pipeline.tokenizer.tokenize_tf`, core ops only), answered in spans: ``tokens``
+    [B, T], ``token_starts``/``token_ends`` int32 [B, T] (character offsets, −1 pad),
+    ``predicate_positions`` [B, P], ``pos`` [B, T], and per predicate its arguments (``S`` the most
+    of any predicate): ``argument_roles`` string [B, P, S], ``argument_token_starts``/``_ends``
+    int32 (token span, end exclusive), ``argument_starts``/``_ends`` int32 (character span),
+    ``argument_scores`` float32 (mean probability of the span's tags); −1 / ``""`` / 0 on padding;
 
-  outputs ``predicate_flags`` int32 [B, T], ``pos`` string [B, T], ``heads`` int32 [B, T] (1-based,
+  the token signatures' outputs ``predicate_flags`` int32 [B, T], ``pos`` string [B, T], ``heads`` int32 [B, T] (1-based,
   0 = root), ``dep_labels`` string [B, T], ``predicate_positions`` int32 [B, P] (−1 pad),
   ``srl_tags`` string [B, P, T] (``""`` on padding), ``srl_scores`` float32 [B, P, T] (probability of
   the chosen tag), ``lengths`` int32 [B].
@@ -38,6 +45,9 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from data_pipeline.tokenizer import tokenize_tf
+
+from lisa_tf.decoding.bio_spans import bio_spans
 from lisa_tf.decoding.head_indices import to_conllu
 from lisa_tf.predict import decode_batch
 from lisa_tf.runs import load_run
@@ -132,9 +142,42 @@ def serving_functions(model, names: LabelNames) -> dict:
             "sentences": (lambda sentences, predicate_index: run(split(sentences), predicate_index),
                           [sentences_spec, index_spec]),
         }
+    def text(sentences):
+        """Raw sentences → tokens with character offsets, and every predicate's argument spans."""
+        words, starts, ends = tokenize_tf(sentences)
+        tokens = words.to_tensor(default_value="")
+        out = run(tokens)
+        batch, predicates, time = tf.unstack(tf.shape(out["srl_tags"]))
+        spans = bio_spans(tf.reshape(out["srl_tags"], [-1, time]), tf.reshape(out["srl_scores"], [-1, time]))
+
+        def per_predicate(ragged, default):  # [B·P, None] → [B, P, S]
+            dense = ragged.to_tensor(default_value=default)
+            return tf.reshape(dense, tf.stack([batch, predicates, tf.shape(dense)[1]]))
+
+        first = per_predicate(spans["start"], -1)
+        last = per_predicate(spans["end"], 0) - 1
+        valid = first >= 0
+        char_starts = tf.cast(starts.to_tensor(default_value=-1), tf.int32)
+        char_ends = tf.cast(ends.to_tensor(default_value=-1), tf.int32)
+        return {
+            "tokens": tokens,
+            "token_starts": char_starts,
+            "token_ends": char_ends,
+            "lengths": out["lengths"],
+            "predicate_positions": out["predicate_positions"],
+            "pos": out["pos"],
+            "argument_roles": per_predicate(spans["label"], ""),
+            "argument_token_starts": first,
+            "argument_token_ends": tf.where(valid, last + 1, -1),
+            "argument_starts": tf.where(valid, tf.gather(char_starts, tf.maximum(first, 0), batch_dims=1), -1),
+            "argument_ends": tf.where(valid, tf.gather(char_ends, tf.maximum(last, 0), batch_dims=1), -1),
+            "argument_scores": per_predicate(spans["score"], 0.0),
+        }
+
     functions = {
         "serving_default": (lambda tokens: run(tokens), [tokens_spec]),
         "sentences": (lambda sentences: run(split(sentences)), [sentences_spec]),
+        "text": (text, [tf.TensorSpec([None], tf.string, name="text")]),
     }
     if uses_syntax:
         heads_spec = tf.TensorSpec([None, None], tf.int32, name="parse_heads")
