@@ -119,7 +119,7 @@ def main(argv=None):
         "gold_tokens_sentences_per_second": len(gold) / gold_seconds,
         "gold_tokens_tokens_per_second": n_tokens / gold_seconds,
     }
-    print(f"| input | P | R | F1 | sentences/s | tokens/s |\n|---|---:|---:|---:|---:|---:|")
+    print("| input | P | R | F1 | sentences/s | tokens/s |\n|---|---:|---:|---:|---:|---:|")
     for name, key, seconds in (("raw text (# text lines)", "raw_text", raw_seconds), ("gold tokens", "gold_tokens", gold_seconds)):
         r = report[key]
         print(f"| {name} | {r['precision']:.2f} | {r['recall']:.2f} | {r['f1']:.2f} | {len(gold) / seconds:.1f} | {n_tokens / seconds:.0f} |")

@@ -23,7 +23,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 import tensorflow as tf
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -94,6 +94,24 @@ def serving_functions(model, names: LabelNames) -> dict:
         if parse_heads is not None:
             inputs["parse_heads"] = parse_heads
         batch = model.preprocessor(inputs)
+        checks = []
+        # Out-of-range inputs are the request's error (TensorFlow Serving answers 400 with the message),
+        # never a silently shifted or clipped answer.
+        if predicate_index is not None:
+            inside = tf.logical_and(predicate_index >= 0, predicate_index < batch["length"])
+            checks.append(tf.debugging.Assert(
+                tf.reduce_all(inside),
+                ["predicate_index: expected a token index in 0..length-1 of its sentence; found", predicate_index,
+                 "for lengths", batch["length"]], summarize=8))
+        if parse_heads is not None:
+            real = batch["token_mask"]
+            inside = tf.logical_and(parse_heads >= 0, parse_heads <= batch["length"][:, None])
+            checks.append(tf.debugging.Assert(
+                tf.reduce_all(tf.logical_or(inside, tf.logical_not(real))),
+                ["parse_heads: expected CoNLL-U heads in 0..length (0 = root) on every token, -1 only on padding; "
+                 "lengths", batch["length"]], summarize=8))
+        with tf.control_dependencies(checks):
+            batch = {key: tf.identity(value) for key, value in batch.items()}
         options = {}
         if uses_syntax:
             options["inject_parse"] = parse_heads is not None

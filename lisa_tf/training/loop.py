@@ -32,7 +32,6 @@ from typing import Optional
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from data_pipeline.dataset import make_dataset
 from data_pipeline.embeddings import load_glove

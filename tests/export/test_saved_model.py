@@ -12,7 +12,6 @@ import pytest
 
 from data_pipeline.spans import bio_to_spans
 from export.saved_model import export_run
-from lisa_tf.config import load_config
 from lisa_tf.predict import predict_sentences
 from data_pipeline.splits import read_split
 from lisa_tf.runs import load_run, load_run_config
@@ -111,6 +110,27 @@ def test_rest_request_against_the_export(exported):
     (prediction,) = answer["predictions"]
     assert prediction["lengths"] == 5 and len(prediction["srl_tags"]) == 5
     assert all(0.0 < p <= 1.0 for p in prediction["srl_scores"])
+
+
+def test_out_of_range_predicate_index_is_a_400(exported):
+    """``predicate_index: 9`` on a 4-token sentence used to return tags; now the request is refused."""
+    import urllib.error
+    import urllib.request
+
+    from export.rest_server import PredictionService, RestServer, load_model
+
+    server = RestServer(PredictionService("srl", load_model(exported.parent)), port=0)
+    server.start_in_thread()
+    try:
+        for index in (9, 4, -1):
+            body = json.dumps({"instances": [{"tokens": ["A", "cat", "sat", "."], "predicate_index": index}]}).encode()
+            request = urllib.request.Request(f"http://127.0.0.1:{server.port}/v1/models/srl:predict", data=body)
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(request, timeout=60)
+            assert info.value.code == 400
+            assert "predicate_index: expected a token index in 0..length-1" in json.loads(info.value.read())["error"]
+    finally:
+        server.stop()
 
 
 def test_label_names_come_from_the_assets(deepatt_run, exported, tmp_path):

@@ -5,7 +5,6 @@ import pathlib
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -103,4 +102,15 @@ def test_text_signature_answers_in_the_predictors_spans(lisa_export):
             assert [g[5] for g in got[position]] == pytest.approx([w[5] for w in want[position]], abs=2e-3)
             checked += len(want[position])
     assert checked > 10, "the tiny run should label arguments, or this test shows nothing"
+
+
+def test_parse_heads_outside_the_sentence_are_refused(lisa_export):
+    _, export = lisa_export
+    with_parse = tf.saved_model.load(str(export)).signatures["with_parse"]
+    tokens = tf.constant([["A", "cat", "sat", "."]])
+    ok = with_parse(tokens=tokens, parse_heads=tf.constant([[2, 3, 0, 3]], tf.int32))
+    assert ok["heads"].numpy().tolist() == [[2, 3, 0, 3]]
+    for heads in ([2, 9, 0, 3], [2, -5, 0, 3]):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="parse_heads: expected CoNLL-U heads in 0..length"):
+            with_parse(tokens=tokens, parse_heads=tf.constant([heads], tf.int32))
 

@@ -4,7 +4,6 @@ given parse when one is injected, and SA has no syntax at all."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import tensorflow as tf
 
 from data_pipeline.dataset import make_dataset

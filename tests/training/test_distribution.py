@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "training" / "run_tiny.py"
