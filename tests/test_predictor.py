@@ -103,6 +103,14 @@ def test_predict_command(lisa_run, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     blocks = props.read_text().strip().split("\n\n")
     assert [len(b.splitlines()) for b in blocks] == [7, 4]  # one line per token, blank lines skipped
+    parsed = tmp_path / "out.conllu"
+    done = subprocess.run(base + [TEXT, "--format", "conllu", "--out", str(parsed)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    from data_pipeline.readers.conllu import read_conllu
+
+    read = read_conllu(parsed)  # the project's reader takes the predicted tags and heads back
+    assert [(s.words, s.pos, s.heads) for s in read] == [
+        ([t["text"] for t in r["tokens"]], [t["pos"] for t in r["tokens"]], [t["head"] for t in r["tokens"]]) for r in lines]
     done = subprocess.run(base + ["--input", str(tmp_path / "missing.txt")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith("error:")
     assert "missing.txt" in done.stderr

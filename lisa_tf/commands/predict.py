@@ -14,7 +14,7 @@ def add_arguments(parser):
     parser.add_argument("--parse", help="CoNLL-U file: its words are the sentences and its heads are injected (LISA)")
     parser.add_argument("--format", default="pretty", choices=("pretty", "jsonl", "conll05", "conllu"),
                         help="pretty: one description per predicate; jsonl: one JSON object per sentence; "
-                             "conll05: words + props columns; conllu: tokens with predicted POS and heads")
+                             "conll05: words + props columns; conllu: tokens with predicted POS (XPOS) and heads")
     parser.add_argument("--out", help="write here instead of standard output")
     parser.add_argument("--batch-tokens", type=int, default=4096, help="most padded tokens per batch")
 
@@ -65,7 +65,8 @@ def _write(result, fmt, out):
         return
     if fmt == "conllu":
         for i, token in enumerate(result["tokens"], start=1):
-            out.write(f"{i}\t{token['text']}\t_\t{token.get('pos', '_')}\t_\t_\t{token.get('head', '_')}\t_\t_\t_\n")
+            # PTB tags are language-specific: the XPOS column (the one the project's CoNLL-U reader reads).
+            out.write(f"{i}\t{token['text']}\t_\t_\t{token.get('pos', '_')}\t_\t{token.get('head', '_')}\t_\t_\t_\n")
         out.write("\n")
         return
     predicates = [
