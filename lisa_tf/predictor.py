@@ -8,8 +8,8 @@ version directory, or a base directory whose highest numbered version is used) a
      "tokens": [{"text": "The", "start": 0, "end": 3, "pos": "DT", "head": 2}, ...],
      "predicates": [{"token": 2, "text": "sat", "start": 8, "end": 11,
                      "arguments": [{"role": "ARG0", "token_start": 0, "token_end": 2, "start": 0,
-                                    "end": 7, "text": "The cat", "score": 0.97}, ...],
-                     "description": "[ARG0: The cat] [V: sat] [ARGM-LOC: on the mat] ."}]}
+                                    "end": 7, "text": "The cat", "score": 0.5781}, ...],
+                     "description": "[ARG0: The cat] [V: sat] [ARG2: on the mat] ."}]}
 
 Character offsets (``start``/``end``) index the text given, ends exclusive; token spans
 (``token_start``/``token_end``) likewise. ``pos`` and ``head`` (CoNLL-U: 1-based, 0 = root) appear
@@ -25,7 +25,6 @@ import os
 import pathlib
 from typing import Optional, Sequence, Union
 
-import keras
 import numpy as np
 
 from data_pipeline.sentence import Predicate, Sentence, Span
@@ -33,7 +32,7 @@ from data_pipeline.spans import bio_to_spans
 from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
 
 from lisa_tf.predict import label_sentences
-from lisa_tf.runs import MODEL_FILE, load_run
+from lisa_tf.runs import MODEL_FILE, load_model_file, load_run
 
 
 class PredictionInputError(ValueError):
@@ -279,12 +278,7 @@ def load(path: str | os.PathLike, token_budget: int = 4096) -> Predictor:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
     if path.is_file() and path.suffix == ".keras":
-        previous = keras.config.dtype_policy().name
-        keras.config.set_dtype_policy("float32")
-        try:
-            return Predictor(keras.saving.load_model(path, compile=False), token_budget)
-        finally:
-            keras.config.set_dtype_policy(previous)
+        return Predictor(load_model_file(path), token_budget)
     if (path / MODEL_FILE).exists():
         return Predictor(load_run(path), token_budget)
     return ExportPredictor(_latest_version(path))

@@ -58,18 +58,23 @@ def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None
     return path
 
 
+def load_model_file(path: str | os.PathLike, dtype_policy: str = "float32"):
+    """A ``.keras`` model file, built under ``dtype_policy`` (the global policy is restored after)."""
+    previous = keras.config.dtype_policy().name
+    keras.config.set_dtype_policy(dtype_policy)
+    try:
+        return keras.saving.load_model(path, compile=False)
+    finally:
+        keras.config.set_dtype_policy(previous)
+
+
 def load_run(run_dir: str | os.PathLike, weights: str = "best", dtype_policy: str = "float32"):
     """The trained model of a run directory, with ``weights`` (``best``, ``final``, ``model`` for
     the weights inside ``model.keras``, or a path), built under ``dtype_policy``."""
     path = pathlib.Path(run_dir) / MODEL_FILE
     if not path.exists():
         raise RunError(f"{path}: no such file; is {run_dir} a run directory written by `lisa_tf train`?")
-    previous = keras.config.dtype_policy().name
-    keras.config.set_dtype_policy(dtype_policy)
-    try:
-        model = keras.saving.load_model(path, compile=False)
-    finally:
-        keras.config.set_dtype_policy(previous)
+    model = load_model_file(path, dtype_policy)
     if weights != "model":
         model.load_weights(weights_file(run_dir, weights))
     return model

@@ -43,6 +43,8 @@ def test_tokens_in_frames_out_equal_the_scorers_path(lisa_run):
         assert [t["pos"] for t in result["tokens"]] == want.pos and [t["head"] for t in result["tokens"]] == want.heads
         labelled += sum(len(p["arguments"]) for p in result["predicates"])
     assert labelled > 20, "the tiny run should label arguments on its own training sentences"
+    # the run's model.keras holds the best weights once training has finished: the same frames
+    assert lisa_tf.load(lisa_run / "model.keras").predict(tokens=[s.words for s in sentences]) == results
 
 
 def test_raw_text_offsets_index_the_input(lisa_run):
