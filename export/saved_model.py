@@ -20,7 +20,7 @@ Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
   - ``text(text: string [B])``: raw sentences, tokenised in-graph with the project's UD-EWT tokeniser
     (:func:`data_pipeline.tokenizer.tokenize_tf`, core ops only), answered in spans: ``tokens``
     [B, T], ``token_starts``/``token_ends`` int32 [B, T] (character offsets, −1 pad),
-    ``predicate_positions`` [B, P], ``pos`` [B, T], and per predicate its arguments (``S`` the most
+    ``predicate_flags``/``predicate_positions`` as below, ``pos`` [B, T], and per predicate its arguments (``S`` the most
     of any predicate): ``argument_roles`` string [B, P, S], ``argument_token_starts``/``_ends``
     int32 (token span, end exclusive), ``argument_starts``/``_ends`` int32 (character span),
     ``argument_scores`` float32 (mean probability of the span's tags); −1 / ``""`` / 0 on padding;
@@ -32,7 +32,10 @@ Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
 
 * predicate models (DeepAtt, Selective Connection): ``serving_default(tokens, predicate_index: int32
   [B])`` and ``sentences(sentences, predicate_index)``; outputs ``srl_tags`` string [B, T],
-  ``srl_scores`` float32 [B, T], ``lengths`` int32 [B].
+  ``srl_scores`` float32 [B, T], ``lengths`` int32 [B]. A model with a predicate identifier
+  (:mod:`lisa_tf.models.predicate_identifier`) also finds predicates itself:
+  ``find_predicates(tokens)`` answers like the sentence models' ``serving_default`` (without
+  ``pos``/``heads``/``dep_labels``), and ``text(text)`` as below (without ``pos``).
 """
 
 from __future__ import annotations
@@ -119,26 +122,15 @@ def serving_functions(model, names: LabelNames) -> dict:
             options["gold_predicates"] = False
         decoded = decode_batch([model], batch, **options)
         mask = batch["token_mask"]
-        out = {"lengths": batch["length"]}
         if layout == "predicate":
-            out["srl_tags"] = names(decoded["srl_tags"], "srl", mask)
-            out["srl_scores"] = tf.where(mask, decoded["srl_tag_probs"], 0.0)
-            return out
+            return {"lengths": batch["length"], "srl_tags": names(decoded["srl_tags"], "srl", mask),
+                    "srl_scores": tf.where(mask, decoded["srl_tag_probs"], 0.0)}
         flags = tf.logical_and(tf.cast(decoded["predicate_flags"], tf.bool), mask)
-        # Predicates of each sentence, left-aligned into [B, P] (−1 padding).
-        ragged = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(flags)[1])[None], tf.shape(flags)), flags)
-        positions = ragged.to_tensor(default_value=-1)
-        valid = positions >= 0
+        positions = left_aligned(flags)
         safe = tf.maximum(positions, 0)
         tags = tf.gather(decoded["srl_tags"], safe, batch_dims=1)  # [B, P, T]
         probs = tf.gather(decoded["srl_tag_probs"], safe, batch_dims=1)  # [B, P, T]
-        row_mask = tf.logical_and(valid[:, :, None], mask[:, None, :])
-        out.update(
-            predicate_flags=tf.cast(flags, tf.int32),
-            predicate_positions=positions,
-            srl_tags=names(tags, "srl", row_mask),
-            srl_scores=tf.where(row_mask, probs, 0.0),
-        )
+        out = per_predicate_outputs(batch, flags, positions, tags, probs)
         if "pos" in decoded:
             out["pos"] = names(decoded["pos"], "pos", mask)
         if "heads" in decoded:
@@ -147,24 +139,50 @@ def serving_functions(model, names: LabelNames) -> dict:
             out["dep_labels"] = names(decoded["dep_labels"], "dep", mask)
         return out
 
+    def left_aligned(flags):
+        """The token positions of each sentence's predicates, left-aligned into [B, P] (−1 padding)."""
+        ragged = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(flags)[1])[None], tf.shape(flags)), flags)
+        return ragged.to_tensor(default_value=-1)
+
+    def per_predicate_outputs(batch, flags, positions, tags, probs):
+        """The token signatures' outputs from predicate flags [B, T], positions [B, P] and each
+        predicate's tag ids and probabilities [B, P, T]."""
+        row_mask = tf.logical_and((positions >= 0)[:, :, None], batch["token_mask"][:, None, :])
+        return {
+            "lengths": batch["length"],
+            "predicate_flags": tf.cast(flags, tf.int32),
+            "predicate_positions": positions,
+            "srl_tags": names(tags, "srl", row_mask),
+            "srl_scores": tf.where(row_mask, probs, 0.0),
+        }
+
+    def find_and_label(tokens):
+        """Predicate models: the predicate identifier finds the predicates, then each one is labelled
+        as a (sentence, predicate) example; answered in the sentence models' layout."""
+        batch = model.preprocessor({"tokens": tokens})
+        flags = model.identify_predicates(batch)["predicate_flags"]
+        where = tf.where(flags)  # [N, 2]: (sentence, predicate token), row-major like left_aligned
+        rows = tf.cast(where[:, 0], tf.int32)
+        examples = model.preprocessor({"tokens": tf.gather(tokens, rows),
+                                       "predicate_position": tf.cast(where[:, 1], tf.int32)})
+        decoded = decode_batch([model], examples)
+        count = tf.shape(tokens)[0]
+
+        def by_sentence(values):  # [N, T] → [B, P, T]
+            return tf.RaggedTensor.from_value_rowids(values, rows, nrows=count).to_tensor()
+
+        return per_predicate_outputs(batch, flags, left_aligned(flags), by_sentence(decoded["srl_tags"]),
+                                     by_sentence(decoded["srl_tag_probs"]))
+
     def split(sentences):
         words = tf.strings.split(tf.strings.strip(sentences))  # whitespace tokenisation, core ops
         return words.to_tensor(default_value="")
 
-    tokens_spec = tf.TensorSpec([None, None], tf.string, name="tokens")
-    sentences_spec = tf.TensorSpec([None], tf.string, name="sentences")
-    if layout == "predicate":
-        index_spec = tf.TensorSpec([None], tf.int32, name="predicate_index")
-        return {
-            "serving_default": (lambda tokens, predicate_index: run(tokens, predicate_index), [tokens_spec, index_spec]),
-            "sentences": (lambda sentences, predicate_index: run(split(sentences), predicate_index),
-                          [sentences_spec, index_spec]),
-        }
     def text(sentences):
         """Raw sentences → tokens with character offsets, and every predicate's argument spans."""
         words, starts, ends = tokenize_tf(sentences)
         tokens = words.to_tensor(default_value="")
-        out = run(tokens)
+        out = run(tokens) if layout == "sentence" else find_and_label(tokens)
         batch, predicates, time = tf.unstack(tf.shape(out["srl_tags"]))
         spans = bio_spans(tf.reshape(out["srl_tags"], [-1, time]), tf.reshape(out["srl_scores"], [-1, time]))
 
@@ -177,13 +195,13 @@ def serving_functions(model, names: LabelNames) -> dict:
         valid = first >= 0
         char_starts = tf.cast(starts.to_tensor(default_value=-1), tf.int32)
         char_ends = tf.cast(ends.to_tensor(default_value=-1), tf.int32)
-        return {
+        answer = {
             "tokens": tokens,
             "token_starts": char_starts,
             "token_ends": char_ends,
             "lengths": out["lengths"],
+            "predicate_flags": out["predicate_flags"],
             "predicate_positions": out["predicate_positions"],
-            "pos": out["pos"],
             "argument_roles": per_predicate(spans["label"], ""),
             "argument_token_starts": first,
             "argument_token_ends": tf.where(valid, last + 1, -1),
@@ -191,11 +209,28 @@ def serving_functions(model, names: LabelNames) -> dict:
             "argument_ends": tf.where(valid, tf.gather(char_ends, tf.maximum(last, 0), batch_dims=1), -1),
             "argument_scores": per_predicate(spans["score"], 0.0),
         }
+        if "pos" in out:
+            answer["pos"] = out["pos"]
+        return answer
 
+    tokens_spec = tf.TensorSpec([None, None], tf.string, name="tokens")
+    sentences_spec = tf.TensorSpec([None], tf.string, name="sentences")
+    text_spec = tf.TensorSpec([None], tf.string, name="text")
+    if layout == "predicate":
+        index_spec = tf.TensorSpec([None], tf.int32, name="predicate_index")
+        functions = {
+            "serving_default": (lambda tokens, predicate_index: run(tokens, predicate_index), [tokens_spec, index_spec]),
+            "sentences": (lambda sentences, predicate_index: run(split(sentences), predicate_index),
+                          [sentences_spec, index_spec]),
+        }
+        if model.predicts_predicates:
+            functions["find_predicates"] = (find_and_label, [tokens_spec])
+            functions["text"] = (text, [text_spec])
+        return functions
     functions = {
         "serving_default": (lambda tokens: run(tokens), [tokens_spec]),
         "sentences": (lambda sentences: run(split(sentences)), [sentences_spec]),
-        "text": (text, [tf.TensorSpec([None], tf.string, name="text")]),
+        "text": (text, [text_spec]),
     }
     if uses_syntax:
         heads_spec = tf.TensorSpec([None, None], tf.int32, name="parse_heads")

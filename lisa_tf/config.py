@@ -69,6 +69,10 @@ class ModelConfig:
         transition_log_probs: Viterbi adds tag-transition log-probabilities estimated on the training
             data (LISA); otherwise it only forbids invalid BIO transitions.
         scale_embeddings: multiply the input embeddings by √d (DeepAtt's code; for random init).
+        predicate_identifier_layers: DeepAtt and Selective Connection: blocks of the word-only
+            tagger that finds predicates when none are given (joint POS/predicate labels, as LISA
+            §2.3; :mod:`lisa_tf.models.predicate_identifier`), trained with the run; 0 = none (the
+            model then labels given predicates only). Needs POS tags in the training data.
     """
 
     kind: Literal["deepatt", "lisa", "sa", "selective"] = "deepatt"
@@ -85,6 +89,7 @@ class ModelConfig:
     decode: Literal["argmax", "viterbi"] = "argmax"
     transition_log_probs: bool = False
     scale_embeddings: bool = True
+    predicate_identifier_layers: int = 2
     # LISA (Strubell et al. 2018, §2-3); layer indices are 0-based.
     pos_layer: int = 2
     parse_layer: int = 4

@@ -83,6 +83,10 @@ def label_sentences(
     models = list(model) if isinstance(model, (list, tuple)) else [model]
     model = models[0]
     vocabs = vocabs if vocabs is not None else model.vocabularies()
+    if model.layout == "predicate" and model.predicts_predicates and not options.get("gold_predicates", True):
+        sentences = with_identified_predicates(models, sentences, vocabs, token_budget)
+    if model.layout == "predicate" and not any(s.predicates for s in sentences):
+        return list(sentences), [{} for _ in sentences]  # no predicate anywhere: nothing to label
     dataset, _ = make_dataset(
         sentences,
         vocabs,
@@ -122,6 +126,41 @@ def label_sentences(
         else:
             result.append(_sentence_from_outputs(sentence, whole[s], vocabs))
     return result, tag_probs
+
+
+def identify_predicates(model, sentences: Sequence[Sentence], vocabs: Optional[Vocabularies] = None,
+                        token_budget: int = 4096) -> list[list[int]]:
+    """The token positions of the predicates that a predicate-layout model's identifier finds in each
+    sentence (:mod:`lisa_tf.models.predicate_identifier`); an ensemble averages its models'
+    predicate probabilities and keeps tokens above 0.5."""
+    models = list(model) if isinstance(model, (list, tuple)) else [model]
+    vocabs = vocabs if vocabs is not None else models[0].vocabularies()
+    dataset, _ = make_dataset(sentences, vocabs, layout="sentence", token_budget=token_budget, shuffle=False,
+                              unknown_labels="map", preprocess=models[0].preprocessor)
+    found: list[list[int]] = [[] for _ in sentences]
+    for batch in dataset:
+        if len(models) == 1:
+            flags = models[0].identify_predicates(batch)["predicate_flags"]
+        else:
+            probs = sum(m.identify_predicates(batch)["predicate_probs"] for m in models) / len(models)
+            flags = tf.logical_and(probs > 0.5, batch["token_mask"])
+        flags = flags.numpy()
+        for b, (s, n) in enumerate(zip(batch["sentence_index"].numpy(), batch["length"].numpy())):
+            found[int(s)] = [int(i) for i in np.flatnonzero(flags[b, :n])]
+    return found
+
+
+def with_identified_predicates(model, sentences: Sequence[Sentence], vocabs: Optional[Vocabularies] = None,
+                               token_budget: int = 4096) -> list[Sentence]:
+    """``sentences`` with their predicates replaced by the ones :func:`identify_predicates` finds
+    (no arguments yet; a gold predicate's lemma is kept where one stands, as LISA's output does)."""
+    found = identify_predicates(model, sentences, vocabs, token_budget)
+    result = []
+    for sentence, positions in zip(sentences, found):
+        gold_lemmas = {p.position: p.lemma for p in sentence.predicates}
+        predicates = [Predicate(i, gold_lemmas.get(i, sentence.words[i].lower())) for i in positions]
+        result.append(dataclasses.replace(sentence, predicates=predicates))
+    return result
 
 
 def _sentence_from_outputs(sentence: Sentence, out: dict, vocabs: Vocabularies) -> Sentence:

@@ -168,9 +168,10 @@ class Predictor:
         model = self.model
         if predicates is not None:
             predicates = _check_predicates(predicates, len(inputs), lengths)
-        elif model.layout == "predicate":
+        elif model.layout == "predicate" and not model.predicts_predicates:
             raise PredictionInputError(
-                f"predicates: this {model.name} model labels given predicates only; pass predicates=[[token index, ...], ...]"
+                f"predicates: this {model.name} model has no predicate identifier and labels given predicates only; "
+                "pass predicates=[[token index, ...], ...]"
             )
         if parse is not None:
             if not getattr(model, "uses_syntax", False):
@@ -213,6 +214,7 @@ class ExportPredictor(Predictor):
         self.loaded = tf.saved_model.load(self.path)
         self.signature = self.loaded.signatures["serving_default"]
         self.takes_predicates = "predicate_index" in self.signature.structured_input_signature[1]
+        self.finds_predicates = not self.takes_predicates or "find_predicates" in self.loaded.signatures
         self.uses_syntax = "with_parse" in self.loaded.signatures
 
     def predict(self, text=None, *, tokens=None, predicates=None, parse=None) -> list[dict]:
@@ -222,8 +224,9 @@ class ExportPredictor(Predictor):
         lengths = [len(toks) for _, toks in inputs]
         if predicates is not None:
             predicates = _check_predicates(predicates, len(inputs), lengths)
-        elif self.takes_predicates:
-            raise PredictionInputError("predicates: this export labels given predicates only; pass predicates=[[...], ...]")
+        elif not self.finds_predicates:
+            raise PredictionInputError("predicates: this export has no predicate identifier and labels given predicates "
+                                       "only; pass predicates=[[...], ...]")
         if parse is not None:
             if not self.uses_syntax:
                 raise PredictionInputError("parse: this export has no with_parse signature (LISA exports have)")
@@ -234,7 +237,7 @@ class ExportPredictor(Predictor):
                 results.append(frame(text_, toks, []))
                 continue
             words = tf.constant([[t.text for t in toks]])
-            if self.takes_predicates:
+            if self.takes_predicates and predicates is not None:
                 rows = []
                 for position in predicates[s]:
                     out = self.signature(tokens=words, predicate_index=tf.constant([position], tf.int32))
@@ -245,6 +248,8 @@ class ExportPredictor(Predictor):
                 continue
             if parse is not None:
                 out = self.loaded.signatures["with_parse"](tokens=words, parse_heads=tf.constant([parse[s]], tf.int32))
+            elif self.takes_predicates:
+                out = self.loaded.signatures["find_predicates"](tokens=words)
             else:
                 out = self.signature(tokens=words)
             out = {k: v.numpy()[0] for k, v in out.items()}

@@ -74,8 +74,8 @@ def test_given_predicates_and_parse_are_checked(lisa_run, deepatt_run):
     only = predictor.predict(tokens=[["A", "cat", "sat", "."]], predicates=[[2]])
     assert [p["token"] for p in only[0]["predicates"]] == [2]
     deepatt = lisa_tf.load(deepatt_run)
-    with pytest.raises(PredictionInputError, match="labels given predicates only"):
-        deepatt.predict("A cat sat.")
+    with pytest.raises(PredictionInputError, match=r"predicates\[0\]\[0\]: expected a token index in 0\.\.3 .* found 4"):
+        deepatt.predict(tokens=[["A", "cat", "sat", "."]], predicates=[[4]])
     (result,) = deepatt.predict(tokens=[_real(deepatt_run, 1)[0].words], predicates=[[1]])
     assert [p["token"] for p in result["predicates"]] == [1]
 
@@ -113,6 +113,16 @@ def test_predict_command(lisa_run, tmp_path):
     read = read_conllu(parsed)  # the project's reader takes the predicted tags and heads back
     assert [(s.words, s.pos, s.heads) for s in read] == [
         ([t["text"] for t in r["tokens"]], [t["pos"] for t in r["tokens"]], [t["head"] for t in r["tokens"]]) for r in lines]
+    conll12 = tmp_path / "out.gold_conll"
+    done = subprocess.run(base + [TEXT, "--format", "conll12", "--out", str(conll12)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    from data_pipeline.readers.conll12 import read_conll12
+
+    read = read_conll12(conll12)  # the project's reader takes the predicted frames back
+    assert [(s.words, s.pos, {p.position: sorted((a.start, a.end, a.label) for a in p.arguments if a.label != "V")
+                              for p in s.predicates}) for s in read] == [
+        ([t["text"] for t in r["tokens"]], [t["pos"] for t in r["tokens"]], _spans(r)) for r in lines]
+    assert sum(len(s.predicates) for s in read) > 0
     done = subprocess.run(base + ["--input", str(tmp_path / "missing.txt")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith("error:")
     assert "missing.txt" in done.stderr

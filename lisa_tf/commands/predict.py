@@ -4,6 +4,10 @@ HELP = "label raw text (or tokenised sentences) with a run, a .keras file or an 
 
 #: Sentences labelled per model call; input is read lazily, so memory stays bounded on any file size.
 CHUNK = 256
+#: ``--format conll12``: the document id, and the frameset column of predicted predicates (a predicate
+#: row of ``.gold_conll`` needs one; the models do not disambiguate senses).
+DOCUMENT = "predict"
+UNKNOWN_SENSE = "?"
 
 
 def add_arguments(parser):
@@ -12,9 +16,11 @@ def add_arguments(parser):
     parser.add_argument("--input", help="file to label, one paragraph (or with --tokenized one sentence) per line; - = stdin")
     parser.add_argument("--tokenized", action="store_true", help="input lines are sentences of space-separated tokens")
     parser.add_argument("--parse", help="CoNLL-U file: its words are the sentences and its heads are injected (LISA)")
-    parser.add_argument("--format", default="pretty", choices=("pretty", "jsonl", "conll05", "conllu"),
+    parser.add_argument("--format", default="pretty", choices=("pretty", "jsonl", "conll05", "conll12", "conllu"),
                         help="pretty: one description per predicate; jsonl: one JSON object per sentence; "
-                             "conll05: words + props columns; conllu: tokens with predicted POS (XPOS) and heads")
+                             "conll05: words + props columns; conll12: .gold_conll columns (one document; frameset "
+                             f"{UNKNOWN_SENSE!r}: senses are not predicted); conllu: tokens with predicted POS (XPOS) "
+                             "and heads")
     parser.add_argument("--out", help="write here instead of standard output")
     parser.add_argument("--batch-tokens", type=int, default=4096, help="most padded tokens per batch")
 
@@ -51,6 +57,7 @@ def _write(result, fmt, out):
     import json
 
     from data_pipeline.props_writer import props_lines
+    from data_pipeline.readers.conll12 import gold_conll_lines
     from data_pipeline.sentence import Predicate, Sentence, Span
 
     if fmt == "jsonl":
@@ -70,11 +77,19 @@ def _write(result, fmt, out):
         out.write("\n")
         return
     predicates = [
-        Predicate(p["token"], p["text"].lower(), None, tuple(sorted(
+        Predicate(p["token"], p["text"].lower(), UNKNOWN_SENSE, tuple(sorted(
             [Span(a["token_start"], a["token_end"] - 1, a["role"]) for a in p["arguments"]]
             + [Span(p["token"], p["token"], "V")])))
         for p in result["predicates"]
     ]
+    if fmt == "conll12":
+        if not words:
+            return
+        # POS where the model predicts it (LISA, SA), else "-"; no constituency parse: "*" per token.
+        pos = [t.get("pos", "-") for t in result["tokens"]]
+        sentence = Sentence(words=words, pos=pos, parse_bits=["*"] * len(words), predicates=predicates)
+        out.write("\n".join(gold_conll_lines(DOCUMENT, [sentence])[1:-1]) + "\n")
+        return
     out.write("\n".join(props_lines(Sentence(words=words, predicates=predicates))) + "\n\n")
 
 
@@ -92,6 +107,8 @@ def run(args) -> int:
     out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
     progress = sys.stderr.isatty()
     counts = {"sentences": 0, "tokens": 0, "predicates": 0, "empty": 0}
+    if args.format == "conll12":
+        out.write(f"#begin document ({DOCUMENT}); part 000\n")
     try:
         units = _units(args)
         while True:
@@ -115,6 +132,8 @@ def run(args) -> int:
         print(f"\nerror: {error}" if progress else f"error: {error}", file=sys.stderr)
         return 2
     finally:
+        if args.format == "conll12":
+            out.write("#end document\n")
         if args.out:
             out.close()
     print(("\n" if progress else "") + f"labelled {counts['sentences']} sentences ({counts['tokens']} tokens, "

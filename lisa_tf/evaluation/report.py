@@ -24,15 +24,15 @@ def results_markdown(results: dict, splits) -> str:
     """Markdown tables: SRL with predicted predicates (both conventions), with gold predicates,
     parsing (POS/UAS/LAS) and predicate detection."""
     sentence_models = [("sa", ""), ("lisa", "")]
+    # DeepAtt and Selective Connection: predicted predicates come from their predicate identifier.
+    all_models = sentence_models + [(k, "") for k in ("deepatt_ffn", "deepatt_rnn", "deepatt_cnn", "selective")]
     lisa_parses = [("lisa", " + gold parse")]
-    predicted = _rows(results, splits, "predicted", "srl", sentence_models)
+    predicted = _rows(results, splits, "predicted", "srl", all_models)
     predicted.update(_rows(results, splits, "gold_parse", "srl", lisa_parses))
     predicted.update(_rows(results, splits, "external_parse", "srl", [("lisa", " + external parse")]))
-    swap = _rows(results, splits, "predicted", "srl_swap", sentence_models)
+    swap = _rows(results, splits, "predicted", "srl_swap", all_models)
     swap.update(_rows(results, splits, "gold_parse", "srl_swap", lisa_parses))
-    gold = _rows(results, splits, "gold_predicates", "srl", sentence_models)
-    gold.update(_rows(results, splits, "predicted", "srl",
-                      [(k, "") for k in ("deepatt_ffn", "deepatt_rnn", "deepatt_cnn", "selective")]))
+    gold = _rows(results, splits, "gold_predicates", "srl", all_models)
     parts = [f"# Results: {results['dataset']}{' (quick)' if results.get('quick') else ''}"]
     for rows, caption in (
         (predicted, "**SRL, predicted predicates** (srl-eval single run, LISA Table 1 layout): P / R / F1"),
@@ -43,14 +43,15 @@ def results_markdown(results: dict, splits) -> str:
             parts.append(srl_table(rows, caption=caption))
     parsing = {}
     detection = {}
-    for key in ("sa", "lisa"):
+    for key, _ in all_models:
         entry = results["models"].get(key)
         if not entry:
             continue
         for split in splits:
             scores = entry["eval"].get(f"{split}.predicted", {}).get("parsing")
             if scores:
-                parsing[f"{entry['name']} ({SPLIT_NAMES.get(split, split)})"] = scores
+                if "pos" in scores:
+                    parsing[f"{entry['name']} ({SPLIT_NAMES.get(split, split)})"] = scores
                 detection.setdefault(entry["name"], {})[SPLIT_NAMES.get(split, split)] = {
                     k: scores[f"predicate_{k}"] for k in ("precision", "recall", "f1")}
     if parsing:

@@ -2,7 +2,8 @@
 
 SRL is scored with the project's srl-eval in both end-to-end conventions (single run, LISA's; and
 ``swap``, He et al. 2017's). Models that predict predicates, POS and a parse (LISA/SA) are also scored
-on predicate detection, POS accuracy and UAS/LAS of their own parse. ``--parse FILE`` and
+on predicate detection, POS accuracy and UAS/LAS of their own parse; DeepAtt and Selective Connection
+runs with a predicate identifier find the predicates first and are scored on predicate detection too. ``--parse FILE`` and
 ``--gold-parse`` inject a dependency parse into LISA's syntax head (Strubell et al. 2018, §3: +D&M,
 +Gold) without retraining; ``--gold-predicates`` gives the model the gold predicates.
 """
@@ -57,7 +58,8 @@ def evaluate_runs(
     options = {}
     if getattr(models[0], "uses_syntax", False):
         options["inject_parse"] = bool(parse or gold_parse)
-    if getattr(models[0], "predicts_predicates", False):
+    predicts_predicates = getattr(models[0], "predicts_predicates", False)
+    if predicts_predicates:
         options["gold_predicates"] = gold_predicates
     predicted = predict_sentences(models, inputs, vocabs, token_budget=token_budget, **options)
     metrics = {
@@ -65,7 +67,7 @@ def evaluate_runs(
         "data": data,
         "sentences": len(gold),
         "condition": "gold parse" if gold_parse else (f"parse {parse}" if parse else "own parse"),
-        "gold_predicates": gold_predicates or models[0].layout == "predicate",
+        "gold_predicates": gold_predicates or not predicts_predicates,
         "srl": score(gold, predicted),
         "srl_swap": score(gold, predicted, swap=True),
     }
@@ -76,6 +78,9 @@ def evaluate_runs(
         if not (parse or gold_parse) and predicted[0].heads is not None and gold[0].heads is not None:
             layers.append("parse")
         metrics["parsing"] = evaluate_parsing(gold, predicted, layers=layers)
+    elif predicts_predicates and not gold_predicates:
+        # DeepAtt / Selective Connection with a predicate identifier: predicate detection only.
+        metrics["parsing"] = evaluate_parsing(gold, predicted, layers=["predicates"])
     return (metrics, gold, predicted) if return_sentences else metrics
 
 

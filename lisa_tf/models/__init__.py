@@ -17,13 +17,14 @@ from lisa_tf.models.backbone import SrlBackbone
 from lisa_tf.models.base import SrlModel
 from lisa_tf.models.deepatt import DeepAtt
 from lisa_tf.models.lisa import Lisa
+from lisa_tf.models.predicate_identifier import PredicateIdentifier
 from lisa_tf.models.preprocessor import SrlPreprocessor
 from lisa_tf.models.selective import SelectiveSRL
 
 #: ``model.kind`` → task class.
 TASKS = {"deepatt": DeepAtt, "lisa": Lisa, "sa": Lisa, "selective": SelectiveSRL}
 
-__all__ = ["TASKS", "DeepAtt", "Lisa", "SelectiveSRL", "SrlBackbone", "SrlModel", "SrlPreprocessor", "build_model"]
+__all__ = ["TASKS", "DeepAtt", "Lisa", "PredicateIdentifier", "SelectiveSRL", "SrlBackbone", "SrlModel", "SrlPreprocessor", "build_model"]
 
 
 def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Optional[np.ndarray] = None) -> SrlModel:

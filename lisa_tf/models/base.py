@@ -29,6 +29,9 @@ from data_pipeline.vocab import OOV_ID, Vocabularies, Vocabulary
 
 from lisa_tf.config import ModelConfig
 from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
+from lisa_tf.losses import masked_cross_entropy
+from lisa_tf.models.backbone import backbone_from_config
+from lisa_tf.models.predicate_identifier import PredicateIdentifier, joint_label_maps
 from lisa_tf.models.preprocessor import SrlPreprocessor
 
 
@@ -63,6 +66,8 @@ class SrlModel(keras.Model):
     ):
         kwargs.pop("dtype", None)  # models load under the global policy (see the module docstring)
         super().__init__(**kwargs)
+        if isinstance(config, dict) and "predicate_identifier_layers" not in config:
+            config = {**config, "predicate_identifier_layers": 0}  # saved before models had one
         self.config = config if isinstance(config, ModelConfig) else ModelConfig(**config)
         self.words = list(words)
         self.srl_labels = list(srl_labels)
@@ -88,6 +93,45 @@ class SrlModel(keras.Model):
             trainable=False,
             dtype="float32",
         )
+
+    # ----------------------------------------------------------------- predicate identification
+    def make_predicate_identifier(self, embedding_matrix=None) -> Optional[PredicateIdentifier]:
+        """The word-only predicate tagger of a predicate-layout model
+        (:mod:`lisa_tf.models.predicate_identifier`), or None when ``model.predicate_identifier_layers``
+        is 0. It is sized like the model (width, heads, filter, dropouts, embedding rows), in LISA's
+        attention-then-FFN order."""
+        layers = self.config.predicate_identifier_layers
+        if layers <= 0:
+            return None
+        if not self.joint_labels:
+            raise ValueError(
+                "model.predicate_identifier_layers: the predicate identifier learns joint POS/predicate labels, "
+                "and the training data has no POS tags; set model.predicate_identifier_layers=0"
+            )
+        is_predicate, _ = joint_label_maps(self.joint_labels, self.pos_labels)
+        backbone = backbone_from_config(
+            self.config, len(self.words), embedding_matrix, name="predicate_identifier_backbone",
+            num_layers=layers, sublayer="ffn", order="attention_first", predicate_indicator=False,
+        )
+        return PredicateIdentifier(backbone, is_predicate.astype(float), name="predicate_identifier")
+
+    def predicate_identifier_loss(self, features, outputs):
+        """The identifier's joint POS/predicate cross-entropy (float32 scalar), or 0.0 without one."""
+        if "joint_logits" not in outputs:
+            return 0.0
+        return masked_cross_entropy(
+            features["joint_pos_predicate_ids"], outputs["joint_logits"], features["token_mask"], self.config.label_smoothing
+        )
+
+    def identify_predicates(self, features) -> dict:
+        """Predicates found by the model's predicate identifier, from sentence features (no predicate
+        given): ``predicate_flags`` bool [B, T] and ``predicate_probs`` float32 [B, T]."""
+        identifier = getattr(self, "predicate_identifier", None)
+        if identifier is None:
+            raise ValueError(f"this {self.name} model has no predicate identifier; it labels given predicates only")
+        logits = identifier(features["word_ids"], padding_mask=features["token_mask"], training=False)
+        return {"predicate_flags": identifier.predicate_flags(logits, features["token_mask"]),
+                "predicate_probs": identifier.predicate_probabilities(logits)}
 
     @classmethod
     def model_layout(cls, config: ModelConfig) -> str:
@@ -161,7 +205,10 @@ class SrlModel(keras.Model):
     def build_from_batch(self, batch: Optional[dict] = None) -> None:
         """Create every weight by running one batch of features (default: the preprocessed
         :meth:`example_inputs`) through the model."""
-        self(batch if batch is not None else self.preprocessor(self.example_inputs()), training=False)
+        batch = batch if batch is not None else self.preprocessor(self.example_inputs())
+        self(batch, training=False)
+        if getattr(self, "predicate_identifier", None) is not None:
+            self.identify_predicates(batch)
         if getattr(self, "optimizer", None) is not None and not self.optimizer.built:
             self.optimizer.build(self.trainable_variables)
 

@@ -34,7 +34,8 @@ class DeepAtt(SrlModel):
             ``predicate_indicator``, ``token_mask``; ``srl_tag_ids`` for the loss).
 
     Returns:
-        ``{"srl_logits": [B, T, labels]}`` (float32).
+        ``{"srl_logits": [B, T, labels]}`` (float32), in training also the predicate identifier's
+        ``joint_logits`` [B, T, J] (when the model has one).
 
     References:
         Tan et al. 2018, "Deep Semantic Role Labeling with Self-Attention", AAAI, §3-4.
@@ -49,18 +50,26 @@ class DeepAtt(SrlModel):
             self.config, len(self.words), embedding_matrix, sublayer=self.config.sublayer, order="sublayer_first"
         )
         self.classifier = keras.layers.Dense(len(self.srl_labels), dtype="float32", name="srl_softmax")
+        # Finds predicates when none are given (lisa_tf.models.predicate_identifier); not in the paper.
+        self.predicate_identifier = self.make_predicate_identifier(embedding_matrix)
+        self.predicts_predicates = self.predicate_identifier is not None
 
     def call(self, features, training=False):
         encoded = self.backbone(
             features["word_ids"], features["predicate_indicator"], padding_mask=features["token_mask"], training=training
         )
-        return {"srl_logits": self.classifier(encoded["sequence_output"])}
+        outputs = {"srl_logits": self.classifier(encoded["sequence_output"])}
+        if training and self.predicate_identifier is not None:
+            outputs["joint_logits"] = self.predicate_identifier(
+                features["word_ids"], padding_mask=features["token_mask"], training=training
+            )
+        return outputs
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         loss = masked_cross_entropy(
             x["srl_tag_ids"], y_pred["srl_logits"], x["token_mask"], self.config.label_smoothing
         )
-        return per_replica(loss)
+        return per_replica(loss + self.predicate_identifier_loss(x, y_pred))
 
     def predict_scores(self, features, **options):
         return {"srl_probs": tf.nn.softmax(self(features, training=False)["srl_logits"])}

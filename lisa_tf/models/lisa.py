@@ -48,46 +48,13 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 import keras
-import numpy as np
 import tensorflow as tf
-
-from data_pipeline.vocab import PREDICATE_SUFFIX
 
 from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
 from lisa_tf.losses import masked_cross_entropy, per_replica
 from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.base import SrlModel
-
-
-def joint_label_maps(joint_labels: Sequence[str], pos_labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """For each joint POS/predicate label: is it a predicate label, and the id of its POS tag.
-
-    Args:
-        joint_labels: ``Vocabularies.joint_pos_predicate.entries`` (``TAG`` or ``TAG:PREDICATE``).
-        pos_labels: ``Vocabularies.pos.entries``.
-
-    Returns:
-        ``(is_predicate [J] bool, pos_id [J] int32)``.
-
-    Raises:
-        ValueError: a joint label whose tag is not in the POS vocabulary (the vocabularies were
-            not built from the same data).
-    """
-    pos_index = {tag: i for i, tag in enumerate(pos_labels)}
-    is_predicate = np.zeros(len(joint_labels), bool)
-    pos_id = np.zeros(len(joint_labels), np.int32)
-    for j, label in enumerate(joint_labels):
-        tag = label
-        if label.endswith(PREDICATE_SUFFIX):
-            is_predicate[j] = True
-            tag = label[: -len(PREDICATE_SUFFIX)]
-        if tag not in pos_index:
-            raise ValueError(
-                f"joint POS/predicate label {label!r}: expected its tag {tag!r} in the POS vocabulary "
-                f"({len(pos_labels)} tags), found none"
-            )
-        pos_id[j] = pos_index[tag]
-    return is_predicate, pos_id
+from lisa_tf.models.predicate_identifier import joint_label_maps
 
 
 @keras.saving.register_keras_serializable(package="lisa_tf")

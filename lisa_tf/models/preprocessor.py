@@ -42,7 +42,8 @@ class SrlPreprocessor(keras.layers.Layer):
             * ``tokens``: string ``[B, T]`` padded with ``""``, or a ``tf.RaggedTensor`` ``[B, None]``;
             * ``length`` (optional): int ``[B]``; default: the ragged row lengths, else the count of
               non-empty tokens;
-            * predicate layout: ``predicate_position`` int ``[B]``, the predicate's token index;
+            * predicate layout: ``predicate_position`` int ``[B]``, the predicate's token index
+              (without it the predicate indicator is all 0: features for predicate identification);
             * sentence layout (optional): ``predicate_positions`` int ``[B, P]`` and
               ``num_predicates`` ``[B]`` (gold predicates: the predicate indicator and mask);
             * ``parse_heads`` (optional): int ``[B, T]`` CoNLL-U heads (1-based, 0 = root);
@@ -94,7 +95,7 @@ class SrlPreprocessor(keras.layers.Layer):
         lower = tf.strings.lower(tokens, encoding="utf-8")
         word_ids = tf.where(mask, tf.cast(self.lookup(lower), tf.int32), PAD_ID)
         features.update(tokens=tokens, word_ids=word_ids, token_mask=mask, length=length)
-        if self.layout == "predicate":
+        if self.layout == "predicate" and "predicate_position" in features:
             position = tf.cast(features["predicate_position"], tf.int32)
             features["predicate_indicator"] = tf.one_hot(position, time, dtype=tf.int32)
         elif "predicate_positions" in features:

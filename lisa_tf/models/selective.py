@@ -110,7 +110,8 @@ class SelectiveSRL(SrlModel):
     Returns:
         ``{"srl_layer_logits": [N, B, T, labels], "srl_logits": [B, T, labels]}`` (float32); the
         second is the topmost layer's (Eqn 13). Predictions use the average of all layers'
-        distributions (:meth:`predict_scores`).
+        distributions (:meth:`predict_scores`). In training also the predicate identifier's
+        ``joint_logits`` [B, T, J] (when the model has one).
 
     References:
         Park et al. 2019, "Selectively Connected Self-Attentions for Semantic Role Labeling",
@@ -185,6 +186,9 @@ class SelectiveSRL(SrlModel):
         self.classifiers = [
             keras.layers.Dense(len(self.srl_labels), dtype="float32", name=f"srl_softmax_{i}") for i in range(count)
         ]
+        # Finds predicates when none are given (lisa_tf.models.predicate_identifier); not in the paper.
+        self.predicate_identifier = self.make_predicate_identifier(embedding_matrix)
+        self.predicts_predicates = self.predicate_identifier is not None
 
     def call(self, features, training=False):
         mask = tf.cast(features["token_mask"], tf.bool)
@@ -204,8 +208,10 @@ class SelectiveSRL(SrlModel):
                 out = x  # ablation (§4.3): the module's own FC + LN output
             h = out if self.next_input == "state" else x
             layer_logits.append(self.classifiers[0 if self.share_classifier else i](out))
-        stacked = tf.stack(layer_logits, axis=0)
-        return {"srl_layer_logits": stacked, "srl_logits": layer_logits[-1]}
+        outputs = {"srl_layer_logits": tf.stack(layer_logits, axis=0), "srl_logits": layer_logits[-1]}
+        if training and self.predicate_identifier is not None:
+            outputs["joint_logits"] = self.predicate_identifier(features["word_ids"], padding_mask=mask, training=training)
+        return outputs
 
     def layer_losses(self, features, outputs) -> list:
         """The cross-entropy of every layer's classifier (float32 scalars, padded tokens excluded)."""
@@ -218,11 +224,12 @@ class SelectiveSRL(SrlModel):
         ]
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """Multi-channel cross-entropy (§3.5): the per-layer losses, averaged or summed."""
+        """Multi-channel cross-entropy (§3.5): the per-layer losses, averaged or summed (plus the
+        predicate identifier's loss when the model has one)."""
         total = tf.add_n(self.layer_losses(x, y_pred))
         if self.config.multichannel_loss == "mean":
             total = total / float(self.num_layers)
-        return per_replica(total)
+        return per_replica(total + self.predicate_identifier_loss(x, y_pred))
 
     def predict_scores(self, features, **options):
         """``srl_probs`` [B, T, L]: the average of the layers' softmax distributions (§3.5)."""

@@ -154,3 +154,34 @@ def test_label_names_come_from_the_assets(deepatt_run, exported, tmp_path):
     np.testing.assert_array_equal(after, np.where(before == "B-V", "B-VERB", before))
     for name in ("pos_tags.tsv", "dep_labels.tsv"):
         assert (exported / "assets" / name).exists()
+
+
+def test_exports_with_a_predicate_identifier_find_predicates_themselves(deepatt_run, exported):
+    """``find_predicates`` runs the identifier in-graph and then labels each predicate found exactly as
+    ``serving_default`` labels it when given; ``text`` answers in the predictor's spans."""
+    import tensorflow as tf
+
+    from lisa_tf.predict import identify_predicates
+    from tests.export.text_answers import text_signature_agrees_with_predictor
+
+    config = load_run_config(deepatt_run)
+    sentences = read_split(config.data.train, config.data.format, None, 12)
+    loaded = tf.saved_model.load(str(exported))
+    assert {"find_predicates", "text"} <= set(loaded.signatures)
+    width = max(len(s) for s in sentences)
+    tokens = tf.constant([list(s.words) + [""] * (width - len(s)) for s in sentences])
+    out = {k: v.numpy() for k, v in loaded.signatures["find_predicates"](tokens=tokens).items()}
+    found = identify_predicates(load_run(deepatt_run), sentences)
+    assert sum(map(len, found)) >= len(sentences), "the tiny run should find predicates on its training sentences"
+    given = loaded.signatures["serving_default"]
+    for b, sentence in enumerate(sentences):
+        n = len(sentence)
+        positions = [int(p) for p in out["predicate_positions"][b] if p >= 0]
+        assert positions == found[b]
+        assert np.flatnonzero(out["predicate_flags"][b]).tolist() == found[b]
+        for p, position in enumerate(positions):
+            alone = given(tokens=tf.constant([list(sentence.words)]), predicate_index=tf.constant([position], tf.int32))
+            assert out["srl_tags"][b, p, :n].tolist() == alone["srl_tags"].numpy()[0].tolist()
+            np.testing.assert_allclose(out["srl_scores"][b, p, :n], alone["srl_scores"].numpy()[0], atol=1e-5)
+    texts = [" ".join(s.words) for s in sentences] + ["The cat sat on the mat.", ""]
+    assert text_signature_agrees_with_predictor(deepatt_run, exported, texts) > 10
