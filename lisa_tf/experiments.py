@@ -101,7 +101,8 @@ def _cached(path: pathlib.Path, compute, still_valid=lambda value: True):
 
 
 def _rest_smoke(export_base: pathlib.Path, model_name: str, layout: str) -> dict:
-    from export.rest_server import PredictionService, RestServer, load_model
+    from export.model_versions import load_model
+    from export.rest_server import PredictionService, RestServer
 
     server = RestServer(PredictionService(model_name, load_model(export_base, warn=lambda m: None)), port=0)
     server.start_in_thread()

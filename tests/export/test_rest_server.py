@@ -202,7 +202,7 @@ def test_soak_1000_mixed_requests(server):
 
 
 def test_float32_outputs_use_shortest_round_trip_text():
-    from export.rest_server import outputs_to_json
+    from export.serving_codec import outputs_to_json
 
     values = np.array([0.1, 1.0, 3.3, float("nan")], dtype=np.float32)
     text = json.dumps(outputs_to_json({"p": values}, "columnar"))
@@ -211,7 +211,7 @@ def test_float32_outputs_use_shortest_round_trip_text():
 
 
 def test_string_outputs_utf8_or_b64():
-    from export.rest_server import array_to_json
+    from export.serving_codec import array_to_json
 
     array = np.array([["é".encode(), b"\xff\x00"]], dtype=object)
     assert array_to_json("words", array) == [["é", {"b64": "/wA="}]]
@@ -219,7 +219,7 @@ def test_string_outputs_utf8_or_b64():
 
 
 def test_row_outputs_need_one_batch_size():
-    from export.rest_server import BadRequest, outputs_to_json
+    from export.serving_codec import BadRequest, outputs_to_json
 
     with pytest.raises(BadRequest, match="inconsistent batch size"):
         outputs_to_json({"a": np.zeros([2]), "b": np.zeros([3])}, "row")
@@ -228,7 +228,7 @@ def test_row_outputs_need_one_batch_size():
 
 
 def test_json_to_array_dtypes_and_limits():
-    from export.rest_server import BadRequest, InputSpec, json_to_array
+    from export.serving_codec import BadRequest, InputSpec, json_to_array
 
     floats = json_to_array([[1, 2.5, float("inf")]], InputSpec("x", "DT_FLOAT", (None, None)))
     assert floats.dtype == np.float32 and floats.shape == (1, 3) and floats[0, 1] == 2.5
@@ -244,7 +244,7 @@ def test_json_to_array_dtypes_and_limits():
 
 
 def test_find_versions_counts_what_it_skips(tmp_path):
-    from export.rest_server import find_versions
+    from export.model_versions import find_versions
 
     for name in ("1", "3", "notes"):
         (tmp_path / name).mkdir()

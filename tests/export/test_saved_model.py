@@ -97,7 +97,8 @@ def test_fresh_process_reproduces_in_process_predictions(deepatt_run, exported, 
 def test_rest_request_against_the_export(exported):
     import urllib.request
 
-    from export.rest_server import PredictionService, RestServer, load_model
+    from export.model_versions import load_model
+    from export.rest_server import PredictionService, RestServer
 
     server = RestServer(PredictionService("srl", load_model(exported.parent)), port=0)
     server.start_in_thread()
@@ -117,7 +118,8 @@ def test_out_of_range_predicate_index_is_a_400(exported):
     import urllib.error
     import urllib.request
 
-    from export.rest_server import PredictionService, RestServer, load_model
+    from export.model_versions import load_model
+    from export.rest_server import PredictionService, RestServer
 
     server = RestServer(PredictionService("srl", load_model(exported.parent)), port=0)
     server.start_in_thread()
