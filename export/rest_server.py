@@ -21,37 +21,78 @@ Endpoints (paths are matched case-insensitively, as TensorFlow Serving does):
 =====================================================  =============================================
 
 The JSON codec (row and columnar formats, base64, errors) is :mod:`export.serving_codec`; versions are
-read and loaded by :mod:`export.model_versions`.
+read and loaded by :mod:`export.model_versions`. Errors are ``{"error": "<message>"}``: 400 for bad
+requests, 404 for an unknown model, version or path (TensorFlow Serving answers a path naming no API
+under ``/v1/`` with 400 ``Malformed request``), 408 when headers or body do not arrive within the
+deadline, 413 for a body over the size limit, 503 when the server holds its connection limit. A 500
+only ever means a fault in this server, never bad input.
 
-The server is :class:`http.server.ThreadingHTTPServer` (one thread per connection, HTTP/1.1
-keep-alive), bound to 127.0.0.1 unless another host is given. ``python -m lisa_tf serve`` runs it.
+The HTTP layer is an ASGI application (:class:`RestApp`) served by uvicorn with its h11 protocol
+(:class:`RestServer`). Both are maintained, widely deployed libraries, and h11 is a strict HTTP/1.1
+parser: it refuses conflicting ``Content-Length`` headers, a ``Content-Length`` that is not a number,
+``Transfer-Encoding`` other than ``chunked`` and header blocks over ``max_header_bytes`` with a 400
+(identical repeats of one ``Content-Length`` value are one framing and are merged, as RFC 9110
+§8.6 allows), so a request cannot be framed two ways. asyncio keeps an idle or stalled connection
+down to a few kilobytes instead of a thread. What uvicorn does not do is added here:
+
+- a deadline for the request's headers (from the connection's start, or the previous answer on a
+  keep-alive connection) and for its body (from the end of the headers): a client that trickles
+  bytes is answered 408 and disconnected when the deadline passes, however slowly it sends;
+- a connection limit: a connection beyond ``max_connections`` is answered 503 and closed at once;
+- the body-size limit: a declared ``Content-Length`` over ``max_body_bytes`` is answered 413 without
+  reading the body, a chunked body as soon as it grows past the limit;
+- JSON error bodies for uvicorn's and h11's own refusals.
+
+The blocking work of a request (JSON parsing, TensorFlow, JSON writing) runs in a thread pool
+(``num_threads``), never on the event loop, so a long prediction does not hold up other connections'
+reading and writing. ``python -m lisa_tf serve`` runs the server; it binds 127.0.0.1 unless another
+host is given.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
+import logging
 import os
 import re
 import socket
 import sys
 import threading
+import time
 import traceback
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Mapping, Optional, Sequence
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from export.model_versions import ModelVersion, load_model
 from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError, Signature,
                                   error_body, outputs_to_json, parse_predict_request)
 
 #: Requests larger than this are refused with 413 before being read.
-DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+#: Seconds a request's headers, and then its body, may take to arrive (TensorFlow Serving's
+#: ``--rest_api_timeout_in_ms`` default).
+DEFAULT_REQUEST_TIMEOUT = 30.0
+#: Open connections the server holds at once; the next one is answered 503.
+DEFAULT_MAX_CONNECTIONS = 1000
+#: Largest header block h11 buffers (its default); larger is a 400.
+DEFAULT_MAX_HEADER_BYTES = 16 * 1024
+#: Seconds an idle keep-alive connection stays open between requests.
+KEEP_ALIVE_SECONDS = 30
 
 # Same patterns as tensorflow_model_server's HTTP handler (case-insensitive, full match).
 _PREDICT_PATH = re.compile(r"/v1/models/([^/:]+)(?:/versions/(\d+))?:(classify|regress|predict)", re.IGNORECASE)
 _STATUS_PATH = re.compile(r"/v1/models(?:/([^/:]+))?(?:/versions/(\d+))?(/metadata)?", re.IGNORECASE)
 
+_log = logging.getLogger("lisa_tf.serve")
+
+
 # --------------------------------------------------------------------------------------------------
-# The service (HTTP-independent) and the HTTP server
+# The service: routing and prediction, independent of HTTP
 # --------------------------------------------------------------------------------------------------
 
 
@@ -152,165 +193,230 @@ class PredictionService:
                        "GET /v1/models/NAME[/versions/V]/metadata or POST /v1/models/NAME[/versions/V]:predict")
 
 
-class RestRequestHandler(BaseHTTPRequestHandler):
-    """HTTP/1.1 front of :class:`PredictionService`: reads the body, routes, writes JSON."""
 
-    protocol_version = "HTTP/1.1"
-    server_version = "lisa_tf-rest"
-    timeout = 120  # seconds an idle keep-alive connection may hold its thread
+# --------------------------------------------------------------------------------------------------
+# HTTP: the ASGI application and uvicorn's h11 protocol with deadlines and a connection limit
+# --------------------------------------------------------------------------------------------------
 
-    def setup(self) -> None:
-        """Disable Nagle's algorithm: headers and body go out in separate writes, and Nagle plus the
-        client's delayed ACK would otherwise add ~40 ms to every keep-alive answer."""
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        """Per-request logging only when the server was asked for it."""
-        if getattr(self.server, "log_requests", False):
-            super().log_message(format, *args)
+class _RequestTimeout(RestError):
+    """408: the body did not arrive within the deadline."""
 
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            return self._read_chunked()
-        length_text = self.headers.get("Content-Length")
-        if length_text is None:
-            return b""
+    status = 408
+
+
+class _Disconnected(Exception):
+    """The client went away before its request was complete: there is nobody to answer."""
+
+
+def _raw_error_response(status: int, reason: str, message: str) -> bytes:
+    """A complete ``Connection: close`` JSON error answer, for refusals made before h11 has a request."""
+    body = error_body(message)
+    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+            "connection: close\r\n\r\n")
+    return head.encode("ascii") + body
+
+
+class RestApp:
+    """ASGI application answering TensorFlow Serving REST requests with a :class:`PredictionService`.
+
+    Args:
+        service: routes and answers the requests (run in ``executor``).
+        executor: thread pool for the blocking work of each request.
+        max_body_bytes: larger bodies are refused with 413.
+        body_timeout: seconds the body may take after the headers; then 408.
+    """
+
+    def __init__(self, service: "PredictionService", executor: concurrent.futures.Executor,
+                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, body_timeout: float = DEFAULT_REQUEST_TIMEOUT):
+        self.service = service
+        self.executor = executor
+        self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        """ASGI entry point (``http`` scopes; uvicorn runs with the lifespan protocol off)."""
+        if scope["type"] != "http":
+            return
+        method = scope["method"]
+        close = False
         try:
-            length = int(length_text)
-            if length < 0:
-                raise ValueError(length_text)
-        except ValueError:
-            self.close_connection = True
-            raise BadRequest(f"Content-Length must be a non-negative integer, found {length_text!r}") from None
-        if length > self.server.max_body_bytes:
-            self.close_connection = True
-            raise PayloadTooLarge(f"request body of {length} bytes exceeds the limit of {self.server.max_body_bytes}")
-        body = self.rfile.read(length)
-        if len(body) < length:
-            raise ConnectionError(f"the client sent {len(body)} of {length} bytes")
-        return body
+            body = await self._read_body(scope, receive)
+            status, data = await asyncio.get_running_loop().run_in_executor(
+                self.executor, self.answer, method, scope["path"], body)
+        except _Disconnected:
+            return
+        except RestError as error:  # refused while reading: the rest of the body is not read
+            status, data, close = error.status, error_body(error.message), True
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+        if close:
+            headers.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else data})
 
-    def _read_chunked(self) -> bytes:
-        parts, total = [], 0
+    async def _read_body(self, scope: dict, receive: Callable) -> bytes:
+        if scope["http_version"] not in ("1.0", "1.1"):
+            raise BadRequest(f"HTTP/{scope['http_version']} is not supported; send HTTP/1.1 or HTTP/1.0")
+        for name, value in scope["headers"]:
+            if name == b"content-length" and int(value) > self.max_body_bytes:
+                raise PayloadTooLarge(f"request body of {int(value)} bytes is over the limit of "
+                                      f"{self.max_body_bytes} bytes (--max_request_bytes)")
+        deadline = time.monotonic() + self.body_timeout
+        parts, size = [], 0
         while True:
-            line = self.rfile.readline(1024)
             try:
-                size = int(line.split(b";")[0].strip(), 16)
-            except ValueError:
-                self.close_connection = True
-                raise BadRequest(f"malformed chunk size line {line[:40]!r}") from None
-            if size == 0:
-                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
+                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0.0))
+            except asyncio.TimeoutError:
+                raise _RequestTimeout(f"request body not received within {self.body_timeout:g} s "
+                                      "(--rest_api_timeout_in_ms)") from None
+            if message["type"] == "http.disconnect":
+                raise _Disconnected()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise PayloadTooLarge(f"request body is over the limit of {self.max_body_bytes} bytes "
+                                      "(--max_request_bytes)")
+            parts.append(chunk)
+            if not message.get("more_body", False):
                 return b"".join(parts)
-            total += size
-            if total > self.server.max_body_bytes:
-                self.close_connection = True
-                raise PayloadTooLarge(f"request body exceeds the limit of {self.server.max_body_bytes} bytes")
-            parts.append(self.rfile.read(size))
-            self.rfile.readline(8)  # CRLF after the chunk
 
-    def _dispatch(self, method: str) -> None:
+    def answer(self, method: str, path: str, body: bytes) -> tuple:
+        """The blocking part of a request (run in the thread pool): ``(status, JSON bytes)``."""
         try:
-            try:
-                body = self._read_body()
-            except OSError:  # the client stalled or went away mid-body: nobody to answer
-                self.close_connection = True
-                return
-            path = self.path.split("?", 1)[0]
-            status, payload = 200, self.server.service.handle(method, path, body)
+            payload = self.service.handle("GET" if method == "HEAD" else method, path, body)
+            return 200, json.dumps(payload, ensure_ascii=False).encode("utf-8")
         except RestError as error:
-            status, data = error.status, error_body(error.message)
+            return error.status, error_body(error.message)
         except Exception as error:  # a fault in this server, not in the request: report it as one
             traceback.print_exc(file=sys.stderr)
-            status, data = 500, error_body(f"internal server error: {type(error).__name__}: {error}")
-        else:
-            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if method != "HEAD":
-            self.wfile.write(data)
+            return 500, error_body(f"internal server error: {type(error).__name__}")
 
-    def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
-        """Protocol errors found by the stdlib parser (bad request line, HTTP version, header size)
-        as JSON; they are the client's, so the stdlib's 501/505 become 400."""
-        status = 400 if code >= 500 else code
-        text = message or self.responses.get(code, ("error",))[0]
-        data = error_body(f"{text}{': ' + explain if explain else ''}")
-        self.close_connection = True
+
+class _ReasonRecorder:
+    """An ``h11.Connection`` that keeps the reason of the last protocol error it raised."""
+
+    def __init__(self, connection: h11.Connection):
+        self._connection = connection
+        self.reason = ""
+
+    def next_event(self):
         try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Connection", "close")
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
-        except OSError:
-            pass
+            return self._connection.next_event()
+        except h11.RemoteProtocolError as error:
+            self.reason = str(error)
+            raise
 
     def __getattr__(self, name: str) -> Any:
-        # Any other method (OPTIONS, TRACE, made-up ones) is routed too, answering 404 instead of 501.
-        if name.startswith("do_") and name[3:].isupper():
-            return lambda: self._dispatch(name[3:])
-        raise AttributeError(name)
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        """GET: model status and metadata."""
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:  # noqa: N802
-        """POST: predict."""
-        self._dispatch("POST")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        """Other methods get a JSON 4xx rather than the stdlib's 501."""
-        self._dispatch("PUT")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        """See :meth:`do_PUT`."""
-        self._dispatch("DELETE")
-
-    def do_PATCH(self) -> None:  # noqa: N802
-        """See :meth:`do_PUT`."""
-        self._dispatch("PATCH")
-
-    def do_HEAD(self) -> None:  # noqa: N802
-        """Headers of the GET answer's status, no body."""
-        self._dispatch("HEAD")
+        return getattr(self._connection, name)
 
 
-class RestServer(ThreadingHTTPServer):
-    """Threaded HTTP server bound to one :class:`PredictionService`.
+class _GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a header deadline, a connection limit and JSON refusals.
+
+    Subclassed per server by :func:`_protocol_class`, which sets the class attributes.
+    """
+
+    header_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.conn = _ReasonRecorder(self.conn)
+        self._header_deadline: Optional[asyncio.TimerHandle] = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Count the connection; over the limit it is answered 503 and closed before any reading."""
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections:
+            transport.write(_raw_error_response(
+                503, "Service Unavailable", f"the server holds its limit of {self.max_connections} open "
+                                            "connections (--rest_api_max_connections); retry later"))
+            transport.close()
+            return
+        self._arm_header_deadline()
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        """Drop the deadline with the connection."""
+        self._disarm_header_deadline()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        """Parse what arrived; once a request's headers are complete its header deadline is over."""
+        super().handle_events()
+        if self.conn.their_state is not h11.IDLE:
+            self._disarm_header_deadline()
+
+    def on_response_complete(self) -> None:
+        """A keep-alive connection's next request gets a fresh header deadline."""
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self._arm_header_deadline()
+
+    def send_400_response(self, msg: str) -> None:
+        """h11's refusals (malformed or conflicting framing, oversized headers) as JSON."""
+        reason = self.conn.reason or msg
+        if self.transport.is_closing():
+            return
+        self.transport.write(_raw_error_response(400, "Bad Request", f"Invalid HTTP request: {reason}"))
+        self.transport.close()
+
+    def _arm_header_deadline(self) -> None:
+        self._disarm_header_deadline()
+        self._header_deadline = self.loop.call_later(self.header_timeout, self._headers_overdue)
+
+    def _disarm_header_deadline(self) -> None:
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+            self._header_deadline = None
+
+    def _headers_overdue(self) -> None:
+        self._header_deadline = None
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            return
+        if self.conn.trailing_data[0]:  # part of a request arrived: say why it is dropped
+            self.transport.write(_raw_error_response(
+                408, "Request Timeout", f"request headers not received within {self.header_timeout:g} s "
+                                        "(--rest_api_timeout_in_ms)"))
+        self.transport.close()
+
+
+def _protocol_class(header_timeout: float, max_connections: int) -> type:
+    return type("GuardedH11Protocol", (_GuardedH11Protocol,),
+                {"header_timeout": header_timeout, "max_connections": max_connections})
+
+
+class RestServer:
+    """uvicorn serving a :class:`RestApp` on one bound socket.
 
     Args:
         service: answers the requests.
         host: interface to bind (``127.0.0.1`` keeps the API off the network).
         port: TCP port; 0 picks a free one (read it back from :attr:`port`).
-        max_body_bytes: larger requests are refused with 413.
+        max_body_bytes: larger request bodies are refused with 413.
+        request_timeout: seconds the headers, and then the body, of a request may take; then 408.
+        max_connections: open connections held at once; more are answered 503.
+        num_threads: threads running requests' blocking work (default: the number of CPUs).
         log_requests: log one line per request to stderr.
     """
 
-    daemon_threads = True
-    request_queue_size = 128
-
-    def __init__(self, service: PredictionService, host: str = "127.0.0.1", port: int = 0,
-                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, log_requests: bool = False):
+    def __init__(self, service: "PredictionService", host: str = "127.0.0.1", port: int = 0,
+                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS, num_threads: Optional[int] = None,
+                 log_requests: bool = False):
         self.service = service
-        self.max_body_bytes = max_body_bytes
-        self.log_requests = log_requests
-        super().__init__((host, port), RestRequestHandler)
-
-    def handle_error(self, request, client_address) -> None:
-        """A client that disconnects mid-answer is routine, not a fault worth a traceback."""
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.create_server((host, port), family=family, backlog=2048)
+        self.server_address = self._socket.getsockname()[:2]
+        self.executor = concurrent.futures.ThreadPoolExecutor(num_threads or os.cpu_count() or 1,
+                                                              thread_name_prefix="rest-request")
+        app = RestApp(service, self.executor, max_body_bytes, request_timeout)
+        config = uvicorn.Config(
+            app, http=_protocol_class(request_timeout, max_connections), loop="asyncio", lifespan="off",
+            log_config=None, access_log=log_requests, timeout_keep_alive=KEEP_ALIVE_SECONDS,
+            h11_max_incomplete_event_size=DEFAULT_MAX_HEADER_BYTES, server_header=False,
+            timeout_graceful_shutdown=5)
+        self._server = uvicorn.Server(config)
+        self._thread: Optional[threading.Thread] = None
 
     @property
     def port(self) -> int:
@@ -323,17 +429,30 @@ class RestServer(ThreadingHTTPServer):
         host = self.server_address[0]
         return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}"
 
-    def start_in_thread(self) -> threading.Thread:
-        """Serve from a daemon thread (tests, benchmarks); stop with :meth:`stop`."""
-        thread = threading.Thread(target=self.serve_forever, name="rest-server", daemon=True)
-        thread.start()
-        return thread
+    def serve_forever(self) -> None:
+        """Serve in this thread until :meth:`stop` (or, in the main thread, SIGINT/SIGTERM)."""
+        try:
+            self._server.run(sockets=[self._socket])
+        finally:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+
+    def start_in_thread(self, timeout: float = 30.0) -> threading.Thread:
+        """Serve from a daemon thread (tests, benchmarks) once it accepts connections; stop with :meth:`stop`."""
+        self._thread = threading.Thread(target=self.serve_forever, name="rest-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the REST server did not start within {timeout:g} s")
+            time.sleep(0.01)
+        return self._thread
 
     def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self.shutdown()
-        self.server_close()
-
+        """Stop serving, finish the requests in flight and close the socket."""
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        self._socket.close()
 
 
 def make_server(model_name: str, model_base_path: os.PathLike | str, host: str = "127.0.0.1", port: int = 0,
@@ -342,4 +461,4 @@ def make_server(model_name: str, model_base_path: os.PathLike | str, host: str =
     return RestServer(PredictionService(model_name, load_model(model_base_path, warn)), host, port, **kwargs)
 
 
-__all__: Sequence[str] = ["PredictionService", "RestRequestHandler", "RestServer", "make_server"]
+__all__: Sequence[str] = ["PredictionService", "RestApp", "RestServer", "make_server"]

@@ -31,7 +31,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rest_api_host", default="127.0.0.1",
                         help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes the API on the network)")
     parser.add_argument("--max_request_bytes", type=int, default=None,
-                        help="refuse larger request bodies with 413 (default 64 MiB)")
+                        help="refuse larger request bodies with 413 (default 8 MiB)")
+    parser.add_argument("--rest_api_timeout_in_ms", type=int, default=None,
+                        help="deadline for a request's headers, and then for its body (default 30000); "
+                             "a client slower than this is answered 408 and disconnected")
+    parser.add_argument("--rest_api_num_threads", type=int, default=None,
+                        help="threads running requests (JSON and the model; default: the number of CPUs)")
+    parser.add_argument("--rest_api_max_connections", type=int, default=None,
+                        help="open connections held at once; more are answered 503 (default 1000)")
     parser.add_argument("--log_requests", action="store_true", help="log one line per request to stderr")
 
 
@@ -42,14 +49,18 @@ def run(args: argparse.Namespace) -> int:
     def warn(message: str) -> None:
         print(f"warning: {message}", file=sys.stderr, flush=True)
 
-    kwargs = {"log_requests": args.log_requests}
+    kwargs = {"log_requests": args.log_requests, "num_threads": args.rest_api_num_threads}
     if args.max_request_bytes is not None:
         kwargs["max_body_bytes"] = args.max_request_bytes
+    if args.rest_api_timeout_in_ms is not None:
+        kwargs["request_timeout"] = args.rest_api_timeout_in_ms / 1000.0
+    if args.rest_api_max_connections is not None:
+        kwargs["max_connections"] = args.rest_api_max_connections
     server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,
                                      args.rest_api_port, warn=warn, **kwargs)
     service = server.service
 
-    def stop(signum, frame):  # SIGTERM ends serve_forever like Ctrl-C does
+    def stop(signum, frame):  # uvicorn stops gracefully on SIGTERM, then passes the signal on here
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
@@ -62,6 +73,4 @@ def run(args: argparse.Namespace) -> int:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
-    finally:
-        server.server_close()
     return 0
