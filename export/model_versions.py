@@ -15,9 +15,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from data_pipeline.errors import DataFormatError
+from export.request_limits import training_token_budget
 from export.serving_codec import InputSpec, Signature
 
 
@@ -31,13 +32,18 @@ class ModelVersion:
         signatures: runnable signatures by name.
         signature_def_json: every ``SignatureDef`` of the ``serve`` meta graph as TensorFlow Serving
             prints it in ``/metadata`` (proto field names, default values included).
+        module: the loaded SavedModel (keeps its variables alive).
+        training_token_budget: the run's ``train.batch_tokens`` from ``assets/config.json``, the
+            default of the request limits (:class:`~export.request_limits.RequestLimits`); ``None``
+            for exports without a run config.
     """
 
     version: int
     path: pathlib.Path
     signatures: dict
     signature_def_json: dict
-    module: Any = None  # keeps the loaded SavedModel (and its variables) alive
+    module: Any = None
+    training_token_budget: Optional[int] = None
 
 
 def _dtype_name(enum_value: int) -> str:
@@ -109,7 +115,8 @@ def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
             function=module.signatures[name],
         )
     signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
-    return ModelVersion(version, version_dir, signatures, signature_def_json, module)
+    return ModelVersion(version, version_dir, signatures, signature_def_json, module,
+                        training_token_budget(version_dir))
 
 
 def find_versions(model_base_path: os.PathLike | str, warn: Callable[[str], None] = print) -> dict:

@@ -27,6 +27,13 @@ under ``/v1/`` with 400 ``Malformed request``), 408 when headers or body do not 
 deadline, 413 for a body over the size limit, 503 when the server holds its connection limit. A 500
 only ever means a fault in this server, never bad input.
 
+Before a request reaches TensorFlow it is checked against the request limits (tokens per sentence,
+tokens and sentences per request; by default from the model's run config) and the inputs the
+project's exports take by name (``tokens``, ``parse_heads``, ``predicate_index``) against their
+sentences (:mod:`export.request_limits`): a 400 naming the limit or the field, instance and token.
+Errors the model raises itself are answered 400 with one line in the model's own words, without
+TensorFlow's graph node or op names.
+
 The HTTP layer is an ASGI application (:class:`RestApp`) served by uvicorn with its h11 protocol
 (:class:`RestServer`). Both are maintained, widely deployed libraries, and h11 is a strict HTTP/1.1
 parser: it refuses conflicting ``Content-Length`` headers, a ``Content-Length`` that is not a number,
@@ -69,6 +76,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from export.model_versions import ModelVersion, load_model
+from export.request_limits import RequestLimits, check_request, graph_error_message
 from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError, Signature,
                                   error_body, outputs_to_json, parse_predict_request)
 
@@ -102,12 +110,15 @@ class PredictionService:
     Args:
         model_name: the ``NAME`` in ``/v1/models/NAME``.
         versions: loaded versions by number (see :func:`load_model`).
+        limits: request limits; fields left ``None`` take each version's defaults.
     """
 
-    def __init__(self, model_name: str, versions: Mapping[int, ModelVersion]):
+    def __init__(self, model_name: str, versions: Mapping[int, ModelVersion],
+                 limits: RequestLimits = RequestLimits()):
         if not versions:
             raise ValueError("a model needs at least one loaded version")
         self.model_name = model_name
+        self.limits = limits
         self.versions = dict(sorted(versions.items()))
         self.latest = max(self.versions)
 
@@ -157,17 +168,18 @@ class PredictionService:
             return loaded.signatures[signature_name]
 
         signature, form, arrays = parse_predict_request(body, get_signature)
+        check_request(arrays, signature, self.limits.resolve(loaded.training_token_budget))
         try:
             tensors = {key: tf.constant(value, dtype=tf.as_dtype(NUMPY_DTYPES[signature.inputs[key].dtype]))
                        for key, value in arrays.items()}
             results = signature.function(**tensors)
             outputs = {key: value.numpy() for key, value in results.items()}
         except tf.errors.OpError as error:
-            # TensorFlow Serving answers graph errors (InvalidArgument etc.) with 400 and the message.
-            raise BadRequest(error.message) from None
-        except Exception as error:  # noqa: BLE001 - any failure to run the model is the request's (400)
-            raise BadRequest(f"signature '{signature.name}' could not run on the inputs: "
-                             f"{type(error).__name__}: {error}") from None
+            # TensorFlow Serving answers graph errors (InvalidArgument etc.) with 400; the message is
+            # cut down to the model's own words, without graph node or op names.
+            raise BadRequest(graph_error_message(signature.name, error.message)) from None
+        except (TypeError, ValueError) as error:  # inputs the signature's function refuses before running
+            raise BadRequest(graph_error_message(signature.name, str(error))) from None
         return outputs_to_json(outputs, form)
 
     def handle(self, method: str, path: str, body: bytes) -> dict:
@@ -456,9 +468,23 @@ class RestServer:
 
 
 def make_server(model_name: str, model_base_path: os.PathLike | str, host: str = "127.0.0.1", port: int = 0,
-                warn: Callable[[str], None] = print, **kwargs: Any) -> RestServer:
-    """Load the model and bind a :class:`RestServer` (not yet serving)."""
-    return RestServer(PredictionService(model_name, load_model(model_base_path, warn)), host, port, **kwargs)
+                warn: Callable[[str], None] = print, limits: RequestLimits = RequestLimits(),
+                **kwargs: Any) -> RestServer:
+    """Load the model and bind a :class:`RestServer` (not yet serving).
+
+    Args:
+        model_name: the ``NAME`` in ``/v1/models/NAME``.
+        model_base_path: directory of numeric version directories.
+        host: interface to bind.
+        port: TCP port (0: a free one).
+        warn: receives one line per skipped directory.
+        limits: request limits (``None`` fields: each version's defaults).
+        **kwargs: further :class:`RestServer` arguments.
+
+    Returns:
+        The bound server; start it with :meth:`RestServer.serve_forever` or ``start_in_thread``.
+    """
+    return RestServer(PredictionService(model_name, load_model(model_base_path, warn), limits), host, port, **kwargs)
 
 
 __all__: Sequence[str] = ["PredictionService", "RestApp", "RestServer", "make_server"]

@@ -21,6 +21,17 @@ import sys
 HELP = "serve an exported SavedModel over TensorFlow Serving's REST API (flags as tensorflow_model_server's)"
 
 
+def _positive(text: str) -> int:
+    """A whole number >= 1 (limits and counts)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {value}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``tensorflow_model_server``-style flags (``--flag value`` or ``--flag=value``)."""
     parser.add_argument("--model_name", required=True, help="the NAME in /v1/models/NAME")
@@ -30,21 +41,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="TCP port of the REST API (default 8501; 0 picks a free port and prints it)")
     parser.add_argument("--rest_api_host", default="127.0.0.1",
                         help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes the API on the network)")
-    parser.add_argument("--max_request_bytes", type=int, default=None,
+    parser.add_argument("--max_request_bytes", type=_positive, default=None,
                         help="refuse larger request bodies with 413 (default 8 MiB)")
-    parser.add_argument("--rest_api_timeout_in_ms", type=int, default=None,
+    parser.add_argument("--rest_api_timeout_in_ms", type=_positive, default=None,
                         help="deadline for a request's headers, and then for its body (default 30000); "
                              "a client slower than this is answered 408 and disconnected")
-    parser.add_argument("--rest_api_num_threads", type=int, default=None,
+    parser.add_argument("--rest_api_num_threads", type=_positive, default=None,
                         help="threads running requests (JSON and the model; default: the number of CPUs)")
-    parser.add_argument("--rest_api_max_connections", type=int, default=None,
+    parser.add_argument("--rest_api_max_connections", type=_positive, default=None,
                         help="open connections held at once; more are answered 503 (default 1000)")
+    parser.add_argument("--max_tokens_per_sentence", type=_positive, default=None,
+                        help="refuse longer sentences with 400 (default: the run's train.batch_tokens from the "
+                             "export's assets/config.json, the longest sentence training could hold; else 512)")
+    parser.add_argument("--max_tokens_per_request", type=_positive, default=None,
+                        help="refuse requests whose sentences x padded width is larger, with 400 (default: the "
+                             "run's train.batch_tokens, as a training batch; else 8192)")
+    parser.add_argument("--max_sentences_per_request", type=_positive, default=None,
+                        help="refuse requests with more sentences, with 400 (default 256)")
     parser.add_argument("--log_requests", action="store_true", help="log one line per request to stderr")
 
 
 def run(args: argparse.Namespace) -> int:
     """Load the model, print the URL, serve until interrupted."""
     from export import rest_server
+    from export.request_limits import RequestLimits
 
     def warn(message: str) -> None:
         print(f"warning: {message}", file=sys.stderr, flush=True)
@@ -56,8 +76,9 @@ def run(args: argparse.Namespace) -> int:
         kwargs["request_timeout"] = args.rest_api_timeout_in_ms / 1000.0
     if args.rest_api_max_connections is not None:
         kwargs["max_connections"] = args.rest_api_max_connections
+    limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request)
     server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,
-                                     args.rest_api_port, warn=warn, **kwargs)
+                                     args.rest_api_port, warn=warn, limits=limits, **kwargs)
     service = server.service
 
     def stop(signum, frame):  # uvicorn stops gracefully on SIGTERM, then passes the signal on here

@@ -243,6 +243,27 @@ def test_json_to_array_dtypes_and_limits():
     assert json_to_array([], InputSpec("x", "DT_STRING", (None,))).shape == (0,)
 
 
+def test_graph_errors_become_one_line_in_the_models_words(tiny_model_base):
+    """The tiny model's own assertion, raised by TensorFlow with node names and a condition dump,
+    is reported as its message alone; an error without a message names only the signature."""
+    import tensorflow as tf
+
+    from export.request_limits import graph_error_message
+
+    with_parse = tf.saved_model.load(str(tiny_model_base / "2")).signatures["with_parse"]
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        with_parse(tokens=tf.constant([["a", "b"]]), parse_heads=tf.constant([[2, 7]], tf.int32))
+    assert "assertion failed" in info.value.message
+    message = graph_error_message("with_parse", info.value.message)
+    assert message == "signature 'with_parse' refused the inputs: head index beyond the sentence"
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        with_parse(tokens=tf.constant([["a", "b"]]), parse_heads=tf.constant([[2, 0, 0]], tf.int32))
+    message = graph_error_message("with_parse", info.value.message)
+    assert message in ("signature 'with_parse' refused the inputs: parse_heads must have one head per token",
+                       "signature 'with_parse' could not run on these inputs (shapes or values it does not accept)")
+    assert not any(fragment in message for fragment in rest_cases.TF_INTERNALS)
+
+
 def test_find_versions_counts_what_it_skips(tmp_path):
     from export.model_versions import find_versions
 
