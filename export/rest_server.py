@@ -6,9 +6,10 @@ Serves any SavedModel laid out as TensorFlow Serving expects::
       1/saved_model.pb  1/variables/ ...
       2/saved_model.pb  2/variables/ ...
 
-Every numeric version directory holding a ``saved_model.pb`` is loaded at start-up (like TensorFlow
-Serving's ``model_version_policy { all {} }``); requests without ``/versions/V`` go to the highest
-version. The model is run through its SavedModel signatures (``tf.saved_model.load(path).signatures``),
+The newest version directories holding a ``saved_model.pb`` are served (TensorFlow Serving's
+``latest`` version policy), and the base path is polled for new ones while the server runs
+(:class:`~export.model_versions.VersionManager`); requests without ``/versions/V`` go to the
+highest available version. The model is run through its SavedModel signatures (``tf.saved_model.load(path).signatures``),
 so nothing here knows which model it serves.
 
 Endpoints (paths are matched case-insensitively, as TensorFlow Serving does):
@@ -69,13 +70,13 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from export.model_versions import ModelVersion, load_model
+from export.model_versions import ModelVersion, VersionManager
 from export.request_limits import RequestLimits, check_request, graph_error_message
 from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError, Signature,
                                   error_body, outputs_to_json, parse_predict_request)
@@ -109,43 +110,47 @@ class PredictionService:
 
     Args:
         model_name: the ``NAME`` in ``/v1/models/NAME``.
-        versions: loaded versions by number (see :func:`load_model`).
+        versions: the started :class:`~export.model_versions.VersionManager` whose available versions
+            are served; requests without ``/versions/V`` go to the highest.
         limits: request limits; fields left ``None`` take each version's defaults.
     """
 
-    def __init__(self, model_name: str, versions: Mapping[int, ModelVersion],
-                 limits: RequestLimits = RequestLimits()):
-        if not versions:
-            raise ValueError("a model needs at least one loaded version")
+    def __init__(self, model_name: str, versions: VersionManager, limits: RequestLimits = RequestLimits()):
         self.model_name = model_name
+        self.versions = versions
         self.limits = limits
-        self.versions = dict(sorted(versions.items()))
-        self.latest = max(self.versions)
+
+    @property
+    def latest(self) -> Optional[int]:
+        """The highest available version (``None`` while none is)."""
+        return max(self.versions.available(), default=None)
 
     # -- lookup ----------------------------------------------------------------------------------
     def _version(self, name: str, version: Optional[str]) -> ModelVersion:
-        if name != self.model_name:
-            spec = f"Latest({name})" if version is None else f"Specific({name}, {version})"
+        available = self.versions.available()
+        spec = f"Latest({name})" if version is None else f"Specific({name}, {version})"
+        if name != self.model_name or not available:
             raise NotFound(f"Servable not found for request: {spec}")
         if version is None:
-            return self.versions[self.latest]
+            return available[max(available)]
         number = int(version)
-        if number not in self.versions:
-            raise NotFound(f"Servable not found for request: Specific({name}, {version}); "
-                           f"available versions: {', '.join(map(str, self.versions))}")
-        return self.versions[number]
+        if number not in available:
+            raise NotFound(f"Servable not found for request: {spec}; "
+                           f"available versions: {', '.join(map(str, available))}")
+        return available[number]
 
     # -- endpoints -------------------------------------------------------------------------------
     def model_status(self, name: str, version: Optional[str]) -> dict:
-        """``GET /v1/models/NAME[/versions/V]``: ``GetModelStatusResponse`` as JSON."""
+        """``GET /v1/models/NAME[/versions/V]``: ``GetModelStatusResponse`` as JSON, every version the
+        server has seen with its state (``AVAILABLE``, ``LOADING``, ``END`` when unloaded or failed)."""
         if name != self.model_name:
             raise NotFound(f"Could not find any versions of model {name}")
-        if version is not None and int(version) not in self.versions:
-            raise NotFound(f"Could not find version {version} of model {name}")
-        numbers = [int(version)] if version is not None else sorted(self.versions, reverse=True)
-        return {"model_version_status": [
-            {"version": str(n), "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}
-            for n in numbers]}
+        statuses = self.versions.statuses()
+        if version is not None:
+            statuses = [s for s in statuses if s.version == int(version)]
+            if not statuses:
+                raise NotFound(f"Could not find version {version} of model {name}")
+        return {"model_version_status": [s.to_json() for s in statuses]}
 
     def metadata(self, name: str, version: Optional[str]) -> dict:
         """``GET /v1/models/NAME[/versions/V]/metadata``: ``GetModelMetadataResponse`` as JSON."""
@@ -460,31 +465,42 @@ class RestServer:
         return self._thread
 
     def stop(self) -> None:
-        """Stop serving, finish the requests in flight and close the socket."""
+        """Stop serving, finish the requests in flight, close the socket and stop polling for versions."""
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=30)
         self._socket.close()
+        self.service.versions.stop()
 
 
 def make_server(model_name: str, model_base_path: os.PathLike | str, host: str = "127.0.0.1", port: int = 0,
-                warn: Callable[[str], None] = print, limits: RequestLimits = RequestLimits(),
-                **kwargs: Any) -> RestServer:
-    """Load the model and bind a :class:`RestServer` (not yet serving).
+                warn: Callable[[str], None] = print, limits: RequestLimits = RequestLimits(), num_versions: int = 1,
+                poll_seconds: float = 1.0, **kwargs: Any) -> RestServer:
+    """Load the model's newest versions and bind a :class:`RestServer` (not yet serving).
 
     Args:
         model_name: the ``NAME`` in ``/v1/models/NAME``.
         model_base_path: directory of numeric version directories.
         host: interface to bind.
         port: TCP port (0: a free one).
-        warn: receives one line per skipped directory.
+        warn: receives one line per skipped directory or version that fails to load.
         limits: request limits (``None`` fields: each version's defaults).
+        num_versions: how many of the highest versions to serve (TensorFlow Serving's ``latest`` policy).
+        poll_seconds: seconds between polls of ``model_base_path`` for new versions (0: at start only).
         **kwargs: further :class:`RestServer` arguments.
 
     Returns:
         The bound server; start it with :meth:`RestServer.serve_forever` or ``start_in_thread``.
+
+    Raises:
+        DataFormatError: no version under ``model_base_path`` could be loaded.
     """
-    return RestServer(PredictionService(model_name, load_model(model_base_path, warn), limits), host, port, **kwargs)
+    versions = VersionManager(model_base_path, num_versions, poll_seconds, warn).start()
+    try:
+        return RestServer(PredictionService(model_name, versions, limits), host, port, **kwargs)
+    except OSError:
+        versions.stop()
+        raise
 
 
 __all__: Sequence[str] = ["PredictionService", "RestApp", "RestServer", "make_server"]

@@ -6,7 +6,8 @@ written out by hand from the tiny model's definition (upper-casing, byte lengths
 with scale 0.25 in version 1 and 0.5 in version 2, heads' words ...), never produced by the code
 under test.
 
-Where ``tensorflow_model_server`` (default flags: only the latest version is loaded) answers
+This server is started serving the two latest versions. Where ``tensorflow_model_server`` (default
+flags: only the latest version is loaded) answers
 differently by design, a case says so: ``real_status`` is the reference server's status,
 ``own_only`` names why a case is not sent to the reference server at all, and checks receive the
 ``kind`` of server (``"own"`` or ``"real"``). Error message texts differ between the servers, so
@@ -131,7 +132,8 @@ def _check_status_all(answer: Any, kind: str) -> None:
     for entry in answer["model_version_status"]:
         assert entry["state"] == "AVAILABLE"
         assert entry["status"]["error_code"] == "OK"
-    # This server loads every version; tensorflow_model_server's default policy only the latest.
+    # The tests start this server with latest{num_versions: 2}; tensorflow_model_server's default serves
+    # the latest only.
     assert sorted(versions) == (["1", "2"] if kind == "own" else ["2"])
 
 
@@ -180,7 +182,8 @@ def _columns(rows: list) -> dict:
 PREDICT = f"/v1/models/{MODEL}:predict"
 PREDICT_V1 = f"/v1/models/{MODEL}/versions/1:predict"
 PREDICT_V2 = f"/v1/models/{MODEL}/versions/2:predict"
-ALL_VERSIONS = "tensorflow_model_server's default version policy serves only the latest version"
+ALL_VERSIONS = ("tensorflow_model_server's default version policy serves only the latest version (this server is "
+                "started with num_versions=2)")
 UNCHECKED_INPUTS = ("tensorflow_model_server passes inputs to the model unchecked; the tiny model's own assertions "
                     "do not catch this")
 LIMITS = "tensorflow_model_server has no per-request token limits"

@@ -32,7 +32,7 @@ def server(tiny_model_base):
     from export import rest_server
 
     warnings: list = []
-    srv = rest_server.make_server(rest_cases.MODEL, tiny_model_base, port=0, warn=warnings.append)
+    srv = rest_server.make_server(rest_cases.MODEL, tiny_model_base, port=0, warn=warnings.append, num_versions=2)
     srv.start_in_thread()
     yield srv
     srv.stop()

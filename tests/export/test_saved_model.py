@@ -97,10 +97,9 @@ def test_fresh_process_reproduces_in_process_predictions(deepatt_run, exported, 
 def test_rest_request_against_the_export(exported):
     import urllib.request
 
-    from export.model_versions import load_model
-    from export.rest_server import PredictionService, RestServer
+    from export.rest_server import make_server
 
-    server = RestServer(PredictionService("srl", load_model(exported.parent)), port=0)
+    server = make_server("srl", exported.parent, port=0)
     server.start_in_thread()
     try:
         body = json.dumps({"instances": [{"tokens": ["I", "love", "this", "place", "."], "predicate_index": 1}]}).encode()
@@ -122,10 +121,9 @@ def test_out_of_range_predicate_index_is_a_400(exported):
     import urllib.error
     import urllib.request
 
-    from export.model_versions import load_model
-    from export.rest_server import PredictionService, RestServer
+    from export.rest_server import make_server
 
-    server = RestServer(PredictionService("srl", load_model(exported.parent)), port=0)
+    server = make_server("srl", exported.parent, port=0)
     server.start_in_thread()
     try:
         for index in (9, 4, -1):
