@@ -100,6 +100,29 @@ def test_malformed_request_line_gets_a_json_400_with_a_status_line(server):
     assert answer.startswith(b"HTTP/1.1 400 ") and _error_of(answer).startswith("Invalid HTTP request")
 
 
+def test_headers_growing_over_the_limit_are_a_431(server):
+    """A header block still incomplete past the limit is refused without waiting for its end."""
+    from export.rest_server import DEFAULT_MAX_HEADER_BYTES
+
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(f"GET /v1/models/{rest_cases.MODEL} HTTP/1.1\r\nHost: x\r\n".encode())
+        for _ in range(DEFAULT_MAX_HEADER_BYTES // 1024 + 2):
+            try:
+                sock.sendall(b"X-Pad: " + b"a" * 1024 + b"\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            time.sleep(0.01)
+        answer = _read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 431 ")
+    assert _error_of(answer) == f"request headers are over the limit of {DEFAULT_MAX_HEADER_BYTES} bytes"
+
+
+def test_unsupported_transfer_encoding_is_a_400_not_a_501(server):
+    request = f"POST {rest_cases.PREDICT} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n".encode()
+    answer = _exchange(server.port, request)
+    assert answer.startswith(b"HTTP/1.1 400 ") and "Transfer-Encoding" in _error_of(answer)
+
+
 def test_a_thousand_stalled_connections_do_not_delay_a_normal_request(server):
     """1,000 clients trickle their headers a line at a time; a normal request still answers in < 1 s."""
     stalled = []
@@ -219,3 +242,21 @@ def test_a_slow_prediction_does_not_hold_up_other_connections(tiny_model_base):
         release.set()
         slow.join(30)
         server.stop()
+
+
+def test_keep_alive_answers_are_not_held_back_by_nagle(server):
+    """Headers and body go out as two writes: without TCP_NODELAY every keep-alive answer after the
+    first waits ~40 ms for the client's delayed ACK."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        times = []
+        for _ in range(11):
+            started = time.perf_counter()
+            conn.request("GET", f"/v1/models/{rest_cases.MODEL}")
+            conn.getresponse().read()
+            times.append(time.perf_counter() - started)
+    finally:
+        conn.close()
+    assert sorted(times)[len(times) // 2] < 0.030, times
