@@ -322,3 +322,36 @@ def test_serve_command_reports_a_bad_base_path(tmp_path):
         cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "error:" in result.stderr and "no such directory" in result.stderr
+
+
+def test_serve_command_skips_a_corrupt_version_and_applies_its_limit_flags(tiny_model_base, tmp_path):
+    """``2/`` holds a corrupt ``saved_model.pb`` beside a good ``1/``: the command starts, warns once
+    naming ``2/``, serves version 1, and refuses a sentence over ``--max_tokens_per_sentence``."""
+    import shutil
+
+    base = tmp_path / rest_cases.MODEL
+    shutil.copytree(tiny_model_base / "1", base / "1")
+    (base / "2").mkdir()
+    (base / "2" / "saved_model.pb").write_bytes(b"\xff not a proto \xff" * 4)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lisa_tf", "serve", "--model_name", rest_cases.MODEL, "--model_base_path", str(base),
+         "--rest_api_port", "0", "--max_tokens_per_sentence", "3", "--file_system_poll_wait_seconds", "0"],
+        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for _ in range(5):
+            line = process.stdout.readline()
+            if "REST API at " in line:
+                url = line.split("REST API at ", 1)[1].strip().rsplit("/v1/", 1)[0]
+                break
+        assert url is not None
+        status, answer = rest_cases.request(url, "POST", rest_cases.PREDICT, {"instances": [["a", "b", ""]]})
+        assert status == 200 and answer["predictions"][0]["scaled_length"] == 0.5  # version 1: 2 * 0.25
+        status, answer = rest_cases.request(url, "POST", rest_cases.PREDICT, {"instances": [["a", "b", "c", "d"]]})
+        assert status == 400 and answer["error"].endswith("4 is over the limit of 3 (--max_tokens_per_sentence)")
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+    warnings = [line for line in stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [line for line in warnings if f"version 2 at {base / '2'} failed to load" in line]
+    assert len(warnings) == 1 and "Traceback" not in stderr
