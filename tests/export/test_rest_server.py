@@ -291,18 +291,22 @@ def _env() -> dict:
     return env
 
 
-def test_serve_command_prints_url_and_answers(tiny_model_base):
+def _serve(base, *flags: str) -> tuple:
+    """Start ``python -m lisa_tf serve`` on a free port; returns ``(process, URL line's URL or None)``."""
     process = subprocess.Popen(
         [sys.executable, "-m", "lisa_tf", "serve", "--model_name", rest_cases.MODEL,
-         "--model_base_path", str(tiny_model_base), "--rest_api_port", "0"],
-        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+         "--model_base_path", str(base), "--rest_api_port", "0", *flags],
+        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(5):
+        line = process.stdout.readline()
+        if "REST API at " in line:
+            return process, line.split("REST API at ", 1)[1].strip()
+    return process, None
+
+
+def test_serve_command_prints_url_and_answers(tiny_model_base):
+    process, url = _serve(tiny_model_base)
     try:
-        url = None
-        for _ in range(5):
-            line = process.stdout.readline()
-            if "http://" in line:
-                url = line.split("REST API at ", 1)[1].strip()
-                break
         assert url is not None and url.startswith("http://127.0.0.1:") and url.endswith(f"/v1/models/{rest_cases.MODEL}")
         assert not url.startswith("http://127.0.0.1:0/")
         base = url.rsplit("/v1/", 1)[0]
@@ -311,8 +315,8 @@ def test_serve_command_prints_url_and_answers(tiny_model_base):
         assert (status, answer) == (200, {"outputs": [2]})
     finally:
         process.terminate()
-        code = process.wait(timeout=30)
-    assert code == 0
+        process.communicate(timeout=30)
+    assert process.returncode == 0
 
 
 def test_serve_command_reports_a_bad_base_path(tmp_path):
@@ -333,18 +337,10 @@ def test_serve_command_skips_a_corrupt_version_and_applies_its_limit_flags(tiny_
     shutil.copytree(tiny_model_base / "1", base / "1")
     (base / "2").mkdir()
     (base / "2" / "saved_model.pb").write_bytes(b"\xff not a proto \xff" * 4)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "lisa_tf", "serve", "--model_name", rest_cases.MODEL, "--model_base_path", str(base),
-         "--rest_api_port", "0", "--max_tokens_per_sentence", "3", "--file_system_poll_wait_seconds", "0"],
-        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process, url = _serve(base, "--max_tokens_per_sentence", "3", "--file_system_poll_wait_seconds", "0")
     try:
-        url = None
-        for _ in range(5):
-            line = process.stdout.readline()
-            if "REST API at " in line:
-                url = line.split("REST API at ", 1)[1].strip().rsplit("/v1/", 1)[0]
-                break
         assert url is not None
+        url = url.rsplit("/v1/", 1)[0]
         status, answer = rest_cases.request(url, "POST", rest_cases.PREDICT, {"instances": [["a", "b", ""]]})
         assert status == 200 and answer["predictions"][0]["scaled_length"] == 0.5  # version 1: 2 * 0.25
         status, answer = rest_cases.request(url, "POST", rest_cases.PREDICT, {"instances": [["a", "b", "c", "d"]]})
