@@ -47,8 +47,9 @@ down to a few kilobytes instead of a thread. What uvicorn does not do is added h
   keep-alive connection) and for its body (from the end of the headers): a client that trickles
   bytes is answered 408 and disconnected when the deadline passes, however slowly it sends;
 - a connection limit: a connection beyond ``max_connections`` is answered 503 and closed at once;
-- the body-size limit: a declared ``Content-Length`` over ``max_body_bytes`` is answered 413 without
-  reading the body, a chunked body as soon as it grows past the limit;
+- the body-size limit: a body over ``max_body_bytes`` is answered 413 and never parsed (it is read on
+  and discarded up to ``DRAIN_BYTES`` first, so a client that sends before it reads sees the 413;
+  a larger declared body, or one awaiting ``100 Continue``, is refused at once);
 - JSON error bodies for uvicorn's and h11's own refusals.
 
 The blocking work of a request (JSON parsing, TensorFlow, JSON writing) runs in a thread pool
@@ -82,6 +83,8 @@ from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadToo
 
 #: Requests larger than this are refused with 413 before being read.
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+#: A body over the size limit is still read (and discarded) up to this size before the 413.
+DRAIN_BYTES = 64 * 1024 * 1024
 #: Seconds a request's headers, and then its body, may take to arrive (TensorFlow Serving's
 #: ``--rest_api_timeout_in_ms`` default).
 DEFAULT_REQUEST_TIMEOUT = 30.0
@@ -269,12 +272,22 @@ class RestApp:
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else data})
 
     async def _read_body(self, scope: dict, receive: Callable) -> bytes:
+        """The whole body, or a refusal once it is over the limit.
+
+        A body over the limit is read on and discarded up to ``DRAIN_BYTES`` before the 413, so a
+        client that sends its whole body before reading the answer gets the 413 rather than a reset
+        connection; a larger declared body, or one whose client waits for ``100 Continue``, is
+        refused at once.
+        """
         if scope["http_version"] not in ("1.0", "1.1"):
             raise BadRequest(f"HTTP/{scope['http_version']} is not supported; send HTTP/1.1 or HTTP/1.0")
-        for name, value in scope["headers"]:
-            if name == b"content-length" and int(value) > self.max_body_bytes:
-                raise PayloadTooLarge(f"request body of {int(value)} bytes is over the limit of "
-                                      f"{self.max_body_bytes} bytes (--max_request_bytes)")
+        headers = dict(scope["headers"])
+        declared = int(headers[b"content-length"]) if b"content-length" in headers else None
+        over = PayloadTooLarge(f"request body {'' if declared is None else f'of {declared} bytes '}is over the limit "
+                               f"of {self.max_body_bytes} bytes (--max_request_bytes)")
+        too_large = declared is not None and declared > self.max_body_bytes
+        if too_large and (declared > DRAIN_BYTES or b"expect" in headers):
+            raise over
         deadline = time.monotonic() + self.body_timeout
         parts, size = [], 0
         while True:
@@ -287,12 +300,16 @@ class RestApp:
                 raise _Disconnected()
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_body_bytes:
-                raise PayloadTooLarge(f"request body is over the limit of {self.max_body_bytes} bytes "
-                                      "(--max_request_bytes)")
-            parts.append(chunk)
+            too_large = too_large or size > self.max_body_bytes
+            if too_large and size > DRAIN_BYTES:
+                raise over
+            if not too_large:
+                parts.append(chunk)
             if not message.get("more_body", False):
-                return b"".join(parts)
+                break
+        if too_large:
+            raise over
+        return b"".join(parts)
 
     def answer(self, method: str, path: str, body: bytes) -> tuple:
         """The blocking part of a request (run in the thread pool): ``(status, JSON bytes)``."""

@@ -178,14 +178,22 @@ def test_trickled_body_is_cut_off_at_the_deadline(server):
     assert answer.startswith(b"HTTP/1.1 408 ") and "body not received within" in _error_of(answer)
 
 
-def test_body_over_the_limit_is_a_413_before_it_is_read(server):
-    """A JSON body of ~10,000 tokens over the size limit: refused from its Content-Length, never parsed."""
+def test_body_over_the_limit_is_a_413_and_never_parsed(server):
+    """A JSON body of ~10,000 tokens over the size limit, sent whole before the answer is read: the
+    client gets the 413 (the body is discarded unparsed), not a reset connection."""
     body = json.dumps({"instances": [["w"] * 10000] * 2}).encode()
     assert len(body) > MAX_BODY
     status, answer = rest_cases.request(server.url, "POST", rest_cases.PREDICT, body)
     assert status == 413
     assert answer == {"error": f"request body of {len(body)} bytes is over the limit of {MAX_BODY} bytes "
                                "(--max_request_bytes)"}
+
+
+def test_body_over_the_limit_awaiting_100_continue_is_refused_unsent(server):
+    request = (f"POST {rest_cases.PREDICT} HTTP/1.1\r\nHost: x\r\nContent-Length: {MAX_BODY + 1}\r\n"
+               "Expect: 100-continue\r\n\r\n").encode()
+    answer = _exchange(server.port, request)
+    assert answer.startswith(b"HTTP/1.1 413 ") and b"100 Continue" not in answer
 
 
 def test_chunked_body_over_the_limit_is_a_413(server):

@@ -154,3 +154,25 @@ def test_the_exports_parse_check_is_reported_as_one_line(lisa_export):
     message = graph_error_message("with_parse", info.value.message)
     assert message == "parse_heads: expected CoNLL-U heads in 0..length (0 = root) on every token, -1 only on padding"
     assert not any(fragment in message for fragment in ("node", "assertion failed", "{{", "[[", "Assert"))
+
+
+def test_oversize_requests_are_refused_before_the_model_and_memory_stays_bounded(lisa_server):
+    """A 5,000-token sentence (the earlier server grew to 13.6 GB and hit a TF OOM), 200 sentences of 50
+    tokens, and a 50 MB body of ~10 million tokens (``std::bad_alloc``): 400, 400 and 413, and the
+    test process (server included) stays under 3 GB."""
+    import json
+    import resource
+    import urllib.error
+    import urllib.request
+
+    status, answer = _post(lisa_server, {"instances": [["word"] * 5000]})
+    assert status == 400 and "(--max_tokens_per_sentence)" in answer["error"]
+    status, answer = _post(lisa_server, {"instances": [["word"] * 50] * 200})
+    assert status == 400 and "(--max_tokens_per_request)" in answer["error"]
+    body = b'{"instances": [[' + b",".join([b'"w"'] * 10_000_000) + b"]]}"
+    assert len(body) > 40_000_000
+    request = urllib.request.Request(f"{lisa_server.url}/v1/models/srl:predict", data=body)
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request, timeout=60)
+    assert info.value.code == 413 and "(--max_request_bytes)" in json.loads(info.value.read())["error"]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 3 * 1024 * 1024  # kilobytes on Linux
