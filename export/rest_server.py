@@ -1,4 +1,4 @@
-"""TensorFlow Serving's REST API over a SavedModel directory, in the standard library.
+"""TensorFlow Serving's REST API over a SavedModel directory: routing and the HTTP server.
 
 Serves any SavedModel laid out as TensorFlow Serving expects::
 
@@ -6,9 +6,10 @@ Serves any SavedModel laid out as TensorFlow Serving expects::
       1/saved_model.pb  1/variables/ ...
       2/saved_model.pb  2/variables/ ...
 
-Every numeric version directory holding a ``saved_model.pb`` is loaded at start-up (like TensorFlow
-Serving's ``model_version_policy { all {} }``); requests without ``/versions/V`` go to the highest
-version. The model is run through its SavedModel signatures (``tf.saved_model.load(path).signatures``),
+The newest version directories holding a ``saved_model.pb`` are served (TensorFlow Serving's
+``latest`` version policy), and the base path is polled for new ones while the server runs
+(:class:`~export.model_versions.VersionManager`); requests without ``/versions/V`` go to the
+highest available version. The model is run through its SavedModel signatures (``tf.saved_model.load(path).signatures``),
 so nothing here knows which model it serves.
 
 Endpoints (paths are matched case-insensitively, as TensorFlow Serving does):
@@ -20,634 +21,87 @@ Endpoints (paths are matched case-insensitively, as TensorFlow Serving does):
                                                         columnar (``inputs`` -> ``outputs``) format
 =====================================================  =============================================
 
-JSON rules follow TensorFlow Serving's REST documentation (``api_rest.md``):
+The JSON codec (row and columnar formats, base64, errors) is :mod:`export.serving_codec`; versions are
+read and loaded by :mod:`export.model_versions`. Errors are ``{"error": "<message>"}``: 400 for bad
+requests, 404 for an unknown model, version or path (TensorFlow Serving answers a path naming no API
+under ``/v1/`` with 400 ``Malformed request``), 408 when headers or body do not arrive within the
+deadline, 413 for a body over the size limit, 503 when the server holds its connection limit. A 500
+only ever means a fault in this server, never bad input.
 
-- ``signature_name`` selects the signature (default ``serving_default``).
-- Row format: ``instances`` is a non-empty list; with one named input each item is that input's
-  value, with several each item is an object with exactly the signature's input names. Every instance
-  of an input must have the same shape; the batch is the list's length. ``predictions`` is a list with
-  one item per instance: an object ``{output: value}``, or just the value when the signature has a
-  single output.
-- Columnar format: ``inputs`` is the value of the single input, or an object mapping every input name
-  to its (batched) value; ``outputs`` is the single output's value or an object of all outputs.
-- JSON values are converted according to the signature's input dtypes: ``DT_STRING`` takes strings
-  (or ``{"b64": ...}`` for binary), integer types take whole numbers (no ``1.0``, no ``true``),
-  ``DT_FLOAT``/``DT_DOUBLE`` take numbers (``NaN``/``Infinity`` accepted), ``DT_BOOL`` takes
-  ``true``/``false``.
-- Output strings are decoded as UTF-8; byte strings that are not valid UTF-8, and every string of an
-  output whose name ends in ``_bytes``, are written as ``{"b64": "<base64>"}``. ``float32`` values
-  are written in their shortest round-trip form (``0.1``, not ``0.10000000149``).
-- Errors are ``{"error": "<message>"}``: 400 for bad requests (malformed JSON, a missing, unknown or
-  mistyped input, ragged lists, instances with differing keys, an unknown signature, and any error
-  raised while running the model, which TensorFlow Serving reports as ``InvalidArgument``); 404 for an
-  unknown model or version and for a method/path pair that names no API (TensorFlow Serving answers
-  the latter under ``/v1/`` with 400 ``Malformed request``). A 5xx answer only ever means a fault in
-  this server, never bad input.
+Before a request reaches TensorFlow it is checked against the request limits (tokens per sentence,
+tokens and sentences per request; by default from the model's run config) and the inputs the
+project's exports take by name (``tokens``, ``parse_heads``, ``predicate_index``) against their
+sentences (:mod:`export.request_limits`): a 400 naming the limit or the field, instance and token.
+Errors the model raises itself are answered 400 with one line in the model's own words, without
+TensorFlow's graph node or op names.
 
-Checks beyond TensorFlow Serving (documented differences):
+The HTTP layer is an ASGI application (:class:`RestApp`) served by uvicorn with its h11 protocol
+(:class:`RestServer`). Both are maintained, widely deployed libraries, and h11 is a strict HTTP/1.1
+parser: it refuses conflicting ``Content-Length`` headers, a ``Content-Length`` that is not a number,
+``Transfer-Encoding`` other than ``chunked`` with a 400, and header blocks over 16 KiB with a 431
+(identical repeats of one ``Content-Length`` value are one framing and are merged, as RFC 9110
+§8.6 allows), so a request cannot be framed two ways. asyncio keeps an idle or stalled connection
+down to a few kilobytes instead of a thread. What uvicorn does not do is added here:
 
-- Inputs that the signature declares with the same shape of rank >= 2 (for example ``tokens`` and
-  ``parse_heads``, both ``[batch, time]``) must have the same actual shape in a request: one value per
-  token. TensorFlow Serving would pass mismatched tensors to the graph and report whatever the graph
-  raises; here the request is refused before the model runs, with a message naming both inputs.
-- Each input's shape must agree with the rank and fixed sizes the signature declares.
-- A columnar ``inputs`` object may not hold names the signature does not have, and the request object
-  may not hold keys other than ``signature_name``, ``instances`` and ``inputs`` (TensorFlow Serving
-  ignores both silently, hiding typos such as ``"signature"``).
-- Request strings must be valid Unicode (no lone ``\\ud800`` surrogates, body UTF-8); binary data
-  goes in ``{"b64": ...}``. Bodies over ``max_body_bytes`` (64 MiB) get 413.
-- ``:classify`` and ``:regress`` are answered 400 (only predict signatures are run), and the model
-  status lists every loaded version (``tensorflow_model_server``'s default policy loads the latest only).
+- a deadline for the request's headers (from the connection's start, or the previous answer on a
+  keep-alive connection) and for its body (from the end of the headers): a client that trickles
+  bytes is answered 408 and disconnected when the deadline passes, however slowly it sends;
+- a connection limit: a connection beyond ``max_connections`` is answered 503 and closed at once;
+- the body-size limit: a body over ``max_body_bytes`` is answered 413 and never parsed (it is read on
+  and discarded up to ``DRAIN_BYTES`` first, so a client that sends before it reads sees the 413;
+  a larger declared body, or one awaiting ``100 Continue``, is refused at once);
+- JSON error bodies for uvicorn's and h11's own refusals.
 
-The server is :class:`http.server.ThreadingHTTPServer` (one thread per connection, HTTP/1.1
-keep-alive), bound to 127.0.0.1 unless another host is given. ``python -m lisa_tf serve`` runs it.
+The blocking work of a request (JSON parsing, TensorFlow, JSON writing) runs in a thread pool
+(``num_threads``), never on the event loop, so a long prediction does not hold up other connections'
+reading and writing. ``python -m lisa_tf serve`` runs the server; it binds 127.0.0.1 unless another
+host is given.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import dataclasses
+import asyncio
+import concurrent.futures
 import json
 import os
-import pathlib
 import re
 import socket
 import sys
 import threading
+import time
 import traceback
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
-import numpy as np
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from data_pipeline.errors import DataFormatError
+from export.model_versions import ModelVersion, VersionManager
+from export.request_limits import RequestLimits, check_request, graph_error_message
+from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError, Signature,
+                                  error_body, outputs_to_json, parse_predict_request)
 
-DEFAULT_SIGNATURE = "serving_default"
-BYTES_SUFFIX = "_bytes"
 #: Requests larger than this are refused with 413 before being read.
-DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+#: A body over the size limit is still read (and discarded) up to this size before the 413.
+DRAIN_BYTES = 64 * 1024 * 1024
+#: Seconds a request's headers, and then its body, may take to arrive (TensorFlow Serving's
+#: ``--rest_api_timeout_in_ms`` default).
+DEFAULT_REQUEST_TIMEOUT = 30.0
+#: Open connections the server holds at once; the next one is answered 503.
+DEFAULT_MAX_CONNECTIONS = 1000
+#: Largest header block h11 buffers (its default); larger is a 400.
+DEFAULT_MAX_HEADER_BYTES = 16 * 1024
+#: Seconds an idle keep-alive connection stays open between requests.
+KEEP_ALIVE_SECONDS = 30
 
 # Same patterns as tensorflow_model_server's HTTP handler (case-insensitive, full match).
 _PREDICT_PATH = re.compile(r"/v1/models/([^/:]+)(?:/versions/(\d+))?:(classify|regress|predict)", re.IGNORECASE)
 _STATUS_PATH = re.compile(r"/v1/models(?:/([^/:]+))?(?:/versions/(\d+))?(/metadata)?", re.IGNORECASE)
 
-# JSON -> numpy for the dtypes TensorFlow Serving's JSON mapping supports.
-_NUMPY_DTYPES = {
-    "DT_STRING": object,
-    "DT_BOOL": np.bool_,
-    "DT_INT8": np.int8,
-    "DT_UINT8": np.uint8,
-    "DT_INT16": np.int16,
-    "DT_INT32": np.int32,
-    "DT_UINT32": np.uint32,
-    "DT_INT64": np.int64,
-    "DT_UINT64": np.uint64,
-    "DT_FLOAT": np.float32,
-    "DT_DOUBLE": np.float64,
-}
-_INTEGER_RANGES = {
-    name: (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
-    for name, dtype in _NUMPY_DTYPES.items()
-    if dtype not in (object, np.bool_, np.float32, np.float64)
-}
-# Largest integer each float type holds exactly (TensorFlow Serving refuses lossy conversions).
-_FLOAT_EXACT_INT = {"DT_FLOAT": 2**24 - 1, "DT_DOUBLE": 2**53 - 1}
-_FLOAT_MAX = {"DT_FLOAT": float(np.finfo(np.float32).max), "DT_DOUBLE": float(np.finfo(np.float64).max)}
-
 
 # --------------------------------------------------------------------------------------------------
-# Errors
-# --------------------------------------------------------------------------------------------------
-
-
-class RestError(Exception):
-    """A request the server answers with an HTTP error and ``{"error": message}``.
-
-    Args:
-        status: HTTP status code (4xx for the client's mistakes).
-        message: what was expected and what was found.
-    """
-
-    status = 400
-
-    def __init__(self, message: str, status: Optional[int] = None):
-        super().__init__(message)
-        self.message = message
-        if status is not None:
-            self.status = status
-
-
-class BadRequest(RestError):
-    """400: the request cannot be run (TensorFlow Serving's ``InvalidArgument``)."""
-
-    status = 400
-
-
-class NotFound(RestError):
-    """404: unknown model, version or path (TensorFlow Serving's ``NotFound``)."""
-
-    status = 404
-
-
-# --------------------------------------------------------------------------------------------------
-# Signatures and loaded versions
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class InputSpec:
-    """One named input of a signature, as its ``SignatureDef`` declares it.
-
-    Args:
-        name: the input's key in the signature (``tokens``).
-        dtype: TensorFlow dtype name as in the proto (``DT_STRING``).
-        shape: declared dimensions with ``None`` for unknown sizes; ``None`` for unknown rank.
-    """
-
-    name: str
-    dtype: str
-    shape: Optional[tuple]
-
-    def shape_text(self) -> str:
-        """The declared shape as TensorFlow Serving prints it (``[-1,-1]``; ``[?]`` unknown rank)."""
-        if self.shape is None:
-            return "[?]"
-        return _shape_text(-1 if d is None else d for d in self.shape)
-
-
-@dataclasses.dataclass
-class Signature:
-    """A servable signature: its inputs, output names and the callable that runs it.
-
-    Args:
-        name: signature key (``serving_default``).
-        inputs: input name -> :class:`InputSpec`, sorted by name.
-        outputs: output names, sorted.
-        method_name: the ``SignatureDef``'s method (``tensorflow/serving/predict``).
-        function: called with ``{input: tf.Tensor}`` keyword arguments, returns ``{output: tensor}``.
-    """
-
-    name: str
-    inputs: dict
-    outputs: list
-    method_name: str
-    function: Callable[..., Mapping[str, Any]]
-
-
-@dataclasses.dataclass
-class ModelVersion:
-    """One loaded version directory.
-
-    Args:
-        version: the directory's number.
-        path: the version directory.
-        signatures: runnable signatures by name.
-        signature_def_json: every ``SignatureDef`` of the ``serve`` meta graph as TensorFlow Serving
-            prints it in ``/metadata`` (proto field names, default values included).
-    """
-
-    version: int
-    path: pathlib.Path
-    signatures: dict
-    signature_def_json: dict
-    module: Any = None  # keeps the loaded SavedModel (and its variables) alive
-
-
-def _dtype_name(enum_value: int) -> str:
-    from tensorflow.core.framework import types_pb2
-
-    return types_pb2.DataType.Name(enum_value)
-
-
-def _read_meta_graph(version_dir: pathlib.Path):
-    """The ``serve``-tagged ``MetaGraphDef`` of ``saved_model.pb`` (or ``.pbtxt``)."""
-    from google.protobuf import text_format
-    from tensorflow.core.protobuf import saved_model_pb2
-
-    saved_model = saved_model_pb2.SavedModel()
-    binary = version_dir / "saved_model.pb"
-    if binary.exists():
-        saved_model.ParseFromString(binary.read_bytes())
-    else:
-        text_format.Parse((version_dir / "saved_model.pbtxt").read_text(encoding="utf-8"), saved_model)
-    for meta_graph in saved_model.meta_graphs:
-        if "serve" in meta_graph.meta_info_def.tags:
-            return meta_graph
-    tags = [list(m.meta_info_def.tags) for m in saved_model.meta_graphs]
-    raise DataFormatError(version_dir, None, f"expected a meta graph tagged 'serve', found tag sets {tags}")
-
-
-def _message_to_json(message) -> dict:
-    """A proto as TensorFlow Serving's JSON printer writes it: proto field names, defaults printed."""
-    from google.protobuf import json_format
-
-    try:
-        return json_format.MessageToDict(
-            message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-    except TypeError:  # protobuf < 5.26 names the option differently
-        return json_format.MessageToDict(
-            message, preserving_proto_field_name=True, including_default_value_fields=True)
-
-
-def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
-    """Load one SavedModel version directory and describe its signatures.
-
-    Raises:
-        DataFormatError: the directory is not a loadable SavedModel.
-    """
-    import tensorflow as tf
-
-    version_dir = pathlib.Path(version_dir)
-    meta_graph = _read_meta_graph(version_dir)
-    try:
-        module = tf.saved_model.load(str(version_dir), tags=["serve"])
-    except (OSError, ValueError, tf.errors.OpError) as error:
-        raise DataFormatError(version_dir, None, f"expected a loadable SavedModel, loading failed: {error}") from error
-    signatures = {}
-    for name, signature_def in meta_graph.signature_def.items():
-        if name not in module.signatures:
-            continue  # e.g. __saved_model_init_op: listed in metadata, never run by clients
-        inputs = {}
-        for key in sorted(signature_def.inputs):
-            info = signature_def.inputs[key]
-            shape = None
-            if not info.tensor_shape.unknown_rank:
-                shape = tuple(None if d.size < 0 else int(d.size) for d in info.tensor_shape.dim)
-            inputs[key] = InputSpec(key, _dtype_name(info.dtype), shape)
-        signatures[name] = Signature(
-            name=name,
-            inputs=inputs,
-            outputs=sorted(signature_def.outputs),
-            method_name=signature_def.method_name,
-            function=module.signatures[name],
-        )
-    signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
-    return ModelVersion(version, version_dir, signatures, signature_def_json, module)
-
-
-def find_versions(model_base_path: os.PathLike | str, warn: Callable[[str], None] = print) -> dict:
-    """Numeric version directories under ``model_base_path`` that hold a SavedModel, by version.
-
-    Directories whose name is not a number are not versions (TensorFlow Serving ignores them too);
-    numeric directories without ``saved_model.pb`` are skipped and reported through ``warn``.
-
-    Raises:
-        DataFormatError: the path does not exist or holds no servable version.
-    """
-    base = pathlib.Path(model_base_path)
-    if not base.is_dir():
-        raise DataFormatError(base, None, "expected a model base path directory holding numeric version "
-                                          "directories (1/, 2/, ...), found no such directory")
-    versions, skipped = {}, []
-    for child in sorted(base.iterdir()):
-        if not (child.is_dir() and child.name.isdigit()):
-            continue
-        if (child / "saved_model.pb").exists() or (child / "saved_model.pbtxt").exists():
-            versions[int(child.name)] = child
-        else:
-            skipped.append(child.name)
-    if skipped:
-        warn(f"skipped {len(skipped)} numeric director{'y' if len(skipped) == 1 else 'ies'} without "
-             f"saved_model.pb under {base}: {', '.join(skipped)}")
-    if not versions:
-        found = sorted(p.name for p in base.iterdir())
-        raise DataFormatError(base, None, "expected numeric version directories containing saved_model.pb "
-                                          f"(e.g. {base}/1/saved_model.pb), found {found or 'an empty directory'}")
-    return dict(sorted(versions.items()))
-
-
-# --------------------------------------------------------------------------------------------------
-# JSON -> input arrays
-# --------------------------------------------------------------------------------------------------
-
-
-def _shape_text(dims) -> str:
-    return "[" + ",".join(str(d) for d in dims) + "]"
-
-
-def _show(value: Any, limit: int = 120) -> str:
-    """A JSON value for an error message, shortened."""
-    text = json.dumps(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "Null"
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    if isinstance(value, (int, float)):
-        return "Number"
-    if isinstance(value, str):
-        return "String"
-    if isinstance(value, list):
-        return "Array"
-    return "Object"
-
-
-def _is_b64_object(value: Any) -> bool:
-    return isinstance(value, dict) and len(value) == 1 and isinstance(value.get("b64"), str)
-
-
-def _type_error(value: Any, dtype: str) -> BadRequest:
-    return BadRequest(f"JSON Value: {_show(value)} Type: {_json_type(value)} is not of expected type: "
-                      f"{dtype[3:].lower()}")
-
-
-def _convert_scalar(value: Any, dtype: str) -> Any:
-    """One JSON leaf value as the Python value of ``dtype`` (TensorFlow Serving's JSON mapping)."""
-    if dtype == "DT_STRING":
-        if isinstance(value, str):
-            try:
-                return value.encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate escape such as "\\ud800"
-                raise BadRequest(f"JSON Value: {_show(value)} is not a valid Unicode string "
-                                 "(lone surrogate); send binary data as {\"b64\": ...}") from None
-        if isinstance(value, dict):
-            if not _is_b64_object(value):
-                raise BadRequest(f"JSON Value: {_show(value)} not formatted correctly for base64 data "
-                                 "(expected an object with the single key \"b64\" holding a string)")
-            try:
-                return base64.b64decode(value["b64"], validate=True)
-            except (binascii.Error, ValueError) as error:
-                raise BadRequest(f"Unable to base64 decode {_show(value)}: {error}") from error
-        raise _type_error(value, dtype)
-    if dtype == "DT_BOOL":
-        if isinstance(value, bool):
-            return value
-        raise _type_error(value, dtype)
-    if isinstance(value, bool):  # bool is an int subclass in Python, not a JSON number
-        raise _type_error(value, dtype)
-    if dtype in _INTEGER_RANGES:
-        if not isinstance(value, int):
-            raise _type_error(value, dtype)
-        low, high = _INTEGER_RANGES[dtype]
-        if not low <= value <= high:
-            raise BadRequest(f"JSON Value: {value} is out of range for type {dtype[3:].lower()} [{low}, {high}]")
-        return value
-    if dtype in _FLOAT_EXACT_INT:
-        if isinstance(value, int):
-            if abs(value) > _FLOAT_EXACT_INT[dtype]:
-                raise BadRequest(f"Cannot convert JSON value: {value} to {dtype[3:].lower()} without loss of precision.")
-            return float(value)
-        if isinstance(value, float):
-            if np.isfinite(value) and abs(value) > _FLOAT_MAX[dtype]:
-                raise BadRequest(f"Cannot convert JSON value: {value} to {dtype[3:].lower()} without loss of precision.")
-            return value
-        raise _type_error(value, dtype)
-    raise BadRequest(f"Conversion of JSON Value: {_show(value)} to type: {dtype} is not supported")
-
-
-def _dense_shape(value: Any) -> list:
-    """The shape a nested list would have if it were dense, read along first elements."""
-    shape = []
-    while isinstance(value, list):
-        shape.append(len(value))
-        if not value:
-            break
-        value = value[0]
-    return shape
-
-
-def _fill(value: Any, shape: list, dtype: str, level: int, out: list) -> None:
-    """Append the leaves of ``value`` to ``out`` after checking it is dense with ``shape``."""
-    if not isinstance(value, list):
-        if level != len(shape):
-            raise BadRequest(f"JSON Value: {_show(value)} found at incorrect level: {level + 1} in the JSON DOM. "
-                             f"Expected at level: {len(shape)} (lists must not be ragged)")
-        out.append(_convert_scalar(value, dtype))
-        return
-    if level >= len(shape):
-        raise BadRequest(f"Encountered list at unexpected level: {level} expected < {len(shape)} "
-                         "(lists must not be ragged)")
-    if len(value) != shape[level]:
-        raise BadRequest(f"Encountered list at unexpected size: {len(value)} at level: {level} expected size: "
-                         f"{shape[level]} (lists must not be ragged)")
-    for item in value:
-        _fill(item, shape, dtype, level + 1, out)
-
-
-def json_to_array(value: Any, spec: InputSpec) -> np.ndarray:
-    """A dense JSON value (scalar or nested lists) as a numpy array of the input's dtype."""
-    if spec.dtype not in _NUMPY_DTYPES:
-        raise BadRequest(f"input '{spec.name}' has dtype {spec.dtype}, which the JSON API does not support; "
-                         f"supported: {', '.join(sorted(_NUMPY_DTYPES))}")
-    shape = _dense_shape(value)
-    leaves: list = []
-    _fill(value, shape, spec.dtype, 0, leaves)
-    array = np.empty(len(leaves), dtype=_NUMPY_DTYPES[spec.dtype])
-    if leaves:
-        array[:] = leaves
-    return array.reshape(shape)
-
-
-def _check_declared_shapes(arrays: Mapping[str, np.ndarray], signature: Signature) -> None:
-    """Each input's shape fits its declaration; same-declared inputs of rank >= 2 agree."""
-    for name, array in arrays.items():
-        spec = signature.inputs[name]
-        if spec.shape is None:
-            continue
-        fits = len(spec.shape) == array.ndim and all(d is None or d == n for d, n in zip(spec.shape, array.shape))
-        if not fits:
-            raise BadRequest(f"input '{name}' of signature '{signature.name}' is declared with shape "
-                             f"{spec.shape_text()} but the request gives shape {_shape_text(array.shape)}")
-    groups: dict = {}
-    for name, spec in signature.inputs.items():
-        if spec.shape is not None and len(spec.shape) >= 2:
-            groups.setdefault(spec.shape, []).append(name)
-    for declared, names in groups.items():
-        first = names[0]
-        for other in names[1:]:
-            if arrays[first].shape != arrays[other].shape:
-                raise BadRequest(
-                    f"inputs '{first}' and '{other}' of signature '{signature.name}' are declared with the same "
-                    f"shape {signature.inputs[first].shape_text()} and must agree in length, but '{first}' has "
-                    f"shape {_shape_text(arrays[first].shape)} and '{other}' has shape "
-                    f"{_shape_text(arrays[other].shape)}")
-
-
-def _rows_to_arrays(instances: Any, signature: Signature) -> dict:
-    """Row format: ``instances`` -> one batched array per input."""
-    if not isinstance(instances, list):
-        raise BadRequest(f"Expecting 'instances' to be a list/array, found {_json_type(instances)}")
-    if not instances:
-        raise BadRequest("No values in 'instances' array")
-    names = list(signature.inputs)
-
-    def is_object(item: Any) -> bool:
-        return isinstance(item, dict) and not _is_b64_object(item)
-
-    objects = is_object(instances[0])
-    if not objects and len(names) > 1:
-        raise BadRequest("instances is a plain list, but expecting list of objects as multiple input tensors "
-                         f"required as per the signature: {','.join(names)}")
-    per_input: dict = {name: [] for name in names}
-    shapes: dict = {}
-    for index, item in enumerate(instances):
-        if objects:
-            if not is_object(item):
-                raise BadRequest(f"Expecting object but got {_json_type(item)} at item {index} of input list")
-            unknown = sorted(set(item) - set(names))
-            if unknown:
-                raise BadRequest(f"Failed to process element: {index} key: {unknown[0]} of 'instances' list. "
-                                 f"Error: JSON object: does not have named input: {unknown[0]} "
-                                 f"(signature '{signature.name}' inputs: {','.join(names)})")
-            missing = [name for name in names if name not in item]
-            if missing:
-                raise BadRequest(f"Failed to process element: {index} of 'instances' list. JSON object: "
-                                 f"{_show(item)} must only have keys: {','.join(names)} "
-                                 f"(missing: {','.join(missing)})")
-            values = item
-        else:
-            if is_object(item):
-                raise BadRequest(f"Expecting value/list but got object at item {index} of input list")
-            values = {names[0]: item}
-        for name in names:
-            try:
-                array = json_to_array(values[name], signature.inputs[name])
-            except BadRequest as error:
-                raise BadRequest(f"Failed to process element: {index} key: {name} of 'instances' list. "
-                                 f"Error: {error.message}") from None
-            if name in shapes and shapes[name] != array.shape:
-                raise BadRequest(f"Failed to process element: {index} key: {name} of 'instances' list. Error: "
-                                 f"Expecting shape {_shape_text(shapes[name])} but got: {_shape_text(array.shape)} "
-                                 "(every instance of an input must have the same shape; pad shorter ones)")
-            shapes[name] = array.shape
-            per_input[name].append(array)
-    return {name: np.stack(arrays) for name, arrays in per_input.items()}
-
-
-def _columns_to_arrays(inputs: Any, signature: Signature) -> dict:
-    """Columnar format: ``inputs`` -> one array per input."""
-    names = list(signature.inputs)
-    if not isinstance(inputs, dict) or _is_b64_object(inputs):
-        if len(names) > 1:
-            raise BadRequest("inputs is a plain value/list, but expecting an object as multiple input tensors "
-                             f"required as per the signature: {','.join(names)}")
-        return {names[0]: json_to_array(inputs, signature.inputs[names[0]])}
-    unknown = sorted(set(inputs) - set(names))
-    if unknown:
-        raise BadRequest(f"Unknown named input(s): {','.join(unknown)} in 'inputs' object; signature "
-                         f"'{signature.name}' has inputs: {','.join(names)}")
-    arrays = {}
-    for name in names:
-        if name not in inputs:
-            raise BadRequest(f"Missing named input: {name} in 'inputs' object.")
-        try:
-            arrays[name] = json_to_array(inputs[name], signature.inputs[name])
-        except BadRequest as error:
-            raise BadRequest(f"Failed to process input: {name} of 'inputs' object. Error: {error.message}") from None
-    return arrays
-
-
-def parse_predict_request(body: bytes, get_signature: Callable[[str], Signature]) -> tuple:
-    """Parse a ``:predict`` body into ``(signature, format, {input: array})``.
-
-    ``format`` is ``"row"`` or ``"columnar"``; ``get_signature(name)`` resolves ``signature_name``
-    (raising :class:`RestError` when unknown). Every malformed request raises :class:`BadRequest`.
-    """
-    if not body:
-        raise BadRequest("JSON Parse error: The document is empty")
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise BadRequest(f"JSON Parse error: the body is not UTF-8 ({error})") from None
-    try:
-        request = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise BadRequest(f"JSON Parse error: {error.msg} at offset: {error.pos}") from None
-    except RecursionError:
-        raise BadRequest("JSON Parse error: the document is nested too deeply") from None
-    except ValueError as error:  # e.g. an integer literal longer than Python converts
-        raise BadRequest(f"JSON Parse error: {error}") from None
-    if not isinstance(request, dict):
-        raise BadRequest(f"JSON Value: {_show(request)} Is not object")
-    unknown = sorted(set(request) - {"signature_name", "instances", "inputs"})
-    if unknown:
-        raise BadRequest(f"Unknown key(s) {', '.join(repr(k) for k in unknown)} in the request object; "
-                         "expected 'signature_name' (optional) and one of 'instances' or 'inputs'")
-    signature_name = request.get("signature_name", "")
-    if not isinstance(signature_name, str):
-        raise BadRequest(f"JSON Value: {_show(signature_name)} not formatted correctly. "
-                         "'signature_name' key must be a string value.")
-    signature = get_signature(signature_name or DEFAULT_SIGNATURE)
-    if not signature.inputs:
-        raise BadRequest(f"Failed to get input map for signature: {signature.name}")
-    if "instances" in request and "inputs" in request:
-        raise BadRequest("Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist")
-    try:
-        if "instances" in request:
-            arrays, form = _rows_to_arrays(request["instances"], signature), "row"
-        elif "inputs" in request:
-            arrays, form = _columns_to_arrays(request["inputs"], signature), "columnar"
-        else:
-            raise BadRequest("Missing 'inputs' or 'instances' key")
-    except RecursionError:
-        raise BadRequest("input lists are nested too deeply") from None
-    _check_declared_shapes(arrays, signature)
-    return signature, form, arrays
-
-
-# --------------------------------------------------------------------------------------------------
-# Output arrays -> JSON
-# --------------------------------------------------------------------------------------------------
-
-
-def _string_value(raw: bytes, as_bytes: bool) -> Any:
-    if not as_bytes:
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    return {"b64": base64.b64encode(raw).decode("ascii")}
-
-
-def array_to_json(name: str, array: np.ndarray) -> Any:
-    """An output array as nested JSON-ready lists (a bare value for a scalar)."""
-    array = np.asarray(array)
-    if array.dtype == object or array.dtype.kind in ("S", "U"):
-        as_bytes = name.endswith(BYTES_SUFFIX)
-        flat = [_string_value(v if isinstance(v, bytes) else str(v).encode("utf-8"), as_bytes) for v in array.ravel()]
-        converted = np.empty(len(flat), dtype=object)
-        converted[:] = flat
-        return converted.reshape(array.shape).tolist()
-    if array.dtype.kind == "f" and array.dtype.itemsize < 8:
-        # float32/16: numpy's str() is the shortest text that round-trips in the value's own type,
-        # so 0.1f prints as 0.1 rather than the float64 expansion 0.10000000149011612.
-        return np.array([float(str(v)) for v in array.ravel()], dtype=np.float64).reshape(array.shape).tolist()
-    if array.dtype.kind in ("i", "u", "b", "f"):
-        return array.tolist()
-    raise BadRequest(f"output '{name}' has dtype {array.dtype}, which the JSON API cannot represent")
-
-
-def outputs_to_json(outputs: Mapping[str, np.ndarray], form: str) -> dict:
-    """Signature outputs as the ``predictions`` (row) or ``outputs`` (columnar) response object."""
-    names = sorted(outputs)
-    if not names:
-        raise BadRequest("Cannot convert empty tensor map to JSON")
-    if form == "columnar":
-        if len(names) == 1:
-            return {"outputs": array_to_json(names[0], outputs[names[0]])}
-        return {"outputs": {name: array_to_json(name, outputs[name]) for name in names}}
-    batch = None
-    for name in names:
-        shape = np.shape(outputs[name])
-        if not shape:
-            raise BadRequest(f"Tensor name: {name} has no shape information (a scalar output cannot be split into "
-                             "rows; use the columnar 'inputs' format)")
-        if batch is not None and shape[0] != batch:
-            raise BadRequest(f"Tensor name: {name} has inconsistent batch size: {shape[0]} expecting: {batch} "
-                             "(use the columnar 'inputs' format)")
-        batch = shape[0]
-    columns = {name: array_to_json(name, outputs[name]) for name in names}
-    if len(names) == 1:
-        return {"predictions": columns[names[0]]}
-    return {"predictions": [{name: columns[name][row] for name in names} for row in range(batch)]}
-
-
-# --------------------------------------------------------------------------------------------------
-# The service (HTTP-independent) and the HTTP server
+# The service: routing and prediction, independent of HTTP
 # --------------------------------------------------------------------------------------------------
 
 
@@ -656,40 +110,47 @@ class PredictionService:
 
     Args:
         model_name: the ``NAME`` in ``/v1/models/NAME``.
-        versions: loaded versions by number (see :func:`load_model`).
+        versions: the started :class:`~export.model_versions.VersionManager` whose available versions
+            are served; requests without ``/versions/V`` go to the highest.
+        limits: request limits; fields left ``None`` take each version's defaults.
     """
 
-    def __init__(self, model_name: str, versions: Mapping[int, ModelVersion]):
-        if not versions:
-            raise ValueError("a model needs at least one loaded version")
+    def __init__(self, model_name: str, versions: VersionManager, limits: RequestLimits = RequestLimits()):
         self.model_name = model_name
-        self.versions = dict(sorted(versions.items()))
-        self.latest = max(self.versions)
+        self.versions = versions
+        self.limits = limits
+
+    @property
+    def latest(self) -> Optional[int]:
+        """The highest available version (``None`` while none is)."""
+        return max(self.versions.available(), default=None)
 
     # -- lookup ----------------------------------------------------------------------------------
     def _version(self, name: str, version: Optional[str]) -> ModelVersion:
-        if name != self.model_name:
-            spec = f"Latest({name})" if version is None else f"Specific({name}, {version})"
+        available = self.versions.available()
+        spec = f"Latest({name})" if version is None else f"Specific({name}, {version})"
+        if name != self.model_name or not available:
             raise NotFound(f"Servable not found for request: {spec}")
         if version is None:
-            return self.versions[self.latest]
+            return available[max(available)]
         number = int(version)
-        if number not in self.versions:
-            raise NotFound(f"Servable not found for request: Specific({name}, {version}); "
-                           f"available versions: {', '.join(map(str, self.versions))}")
-        return self.versions[number]
+        if number not in available:
+            raise NotFound(f"Servable not found for request: {spec}; "
+                           f"available versions: {', '.join(map(str, available))}")
+        return available[number]
 
     # -- endpoints -------------------------------------------------------------------------------
     def model_status(self, name: str, version: Optional[str]) -> dict:
-        """``GET /v1/models/NAME[/versions/V]``: ``GetModelStatusResponse`` as JSON."""
+        """``GET /v1/models/NAME[/versions/V]``: ``GetModelStatusResponse`` as JSON, every version the
+        server has seen with its state (``AVAILABLE``, ``LOADING``, ``END`` when unloaded or failed)."""
         if name != self.model_name:
             raise NotFound(f"Could not find any versions of model {name}")
-        if version is not None and int(version) not in self.versions:
-            raise NotFound(f"Could not find version {version} of model {name}")
-        numbers = [int(version)] if version is not None else sorted(self.versions, reverse=True)
-        return {"model_version_status": [
-            {"version": str(n), "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}
-            for n in numbers]}
+        statuses = self.versions.statuses()
+        if version is not None:
+            statuses = [s for s in statuses if s.version == int(version)]
+            if not statuses:
+                raise NotFound(f"Could not find version {version} of model {name}")
+        return {"model_version_status": [s.to_json() for s in statuses]}
 
     def metadata(self, name: str, version: Optional[str]) -> dict:
         """``GET /v1/models/NAME[/versions/V]/metadata``: ``GetModelMetadataResponse`` as JSON."""
@@ -712,17 +173,18 @@ class PredictionService:
             return loaded.signatures[signature_name]
 
         signature, form, arrays = parse_predict_request(body, get_signature)
+        check_request(arrays, signature, self.limits.resolve(loaded.training_token_budget))
         try:
-            tensors = {key: tf.constant(value, dtype=tf.as_dtype(_NUMPY_DTYPES[signature.inputs[key].dtype]))
+            tensors = {key: tf.constant(value, dtype=tf.as_dtype(NUMPY_DTYPES[signature.inputs[key].dtype]))
                        for key, value in arrays.items()}
             results = signature.function(**tensors)
             outputs = {key: value.numpy() for key, value in results.items()}
         except tf.errors.OpError as error:
-            # TensorFlow Serving answers graph errors (InvalidArgument etc.) with 400 and the message.
-            raise BadRequest(error.message) from None
-        except Exception as error:  # noqa: BLE001 - any failure to run the model is the request's (400)
-            raise BadRequest(f"signature '{signature.name}' could not run on the inputs: "
-                             f"{type(error).__name__}: {error}") from None
+            # TensorFlow Serving answers graph errors (InvalidArgument etc.) with 400; the message is
+            # cut down to the model's own words, without graph node or op names.
+            raise BadRequest(graph_error_message(signature.name, error.message)) from None
+        except (TypeError, ValueError) as error:  # inputs the signature's function refuses before running
+            raise BadRequest(graph_error_message(signature.name, str(error))) from None
         return outputs_to_json(outputs, form)
 
     def handle(self, method: str, path: str, body: bytes) -> dict:
@@ -748,167 +210,254 @@ class PredictionService:
                        "GET /v1/models/NAME[/versions/V]/metadata or POST /v1/models/NAME[/versions/V]:predict")
 
 
-class RestRequestHandler(BaseHTTPRequestHandler):
-    """HTTP/1.1 front of :class:`PredictionService`: reads the body, routes, writes JSON."""
 
-    protocol_version = "HTTP/1.1"
-    server_version = "lisa_tf-rest"
-    timeout = 120  # seconds an idle keep-alive connection may hold its thread
+# --------------------------------------------------------------------------------------------------
+# HTTP: the ASGI application and uvicorn's h11 protocol with deadlines and a connection limit
+# --------------------------------------------------------------------------------------------------
 
-    def setup(self) -> None:
-        """Disable Nagle's algorithm: headers and body go out in separate writes, and Nagle plus the
-        client's delayed ACK would otherwise add ~40 ms to every keep-alive answer."""
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        """Per-request logging only when the server was asked for it."""
-        if getattr(self.server, "log_requests", False):
-            super().log_message(format, *args)
+class _RequestTimeout(RestError):
+    """408: the body did not arrive within the deadline."""
 
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            return self._read_chunked()
-        length_text = self.headers.get("Content-Length")
-        if length_text is None:
-            return b""
+    status = 408
+
+
+class _Disconnected(Exception):
+    """The client went away before its request was complete: there is nobody to answer."""
+
+
+def _raw_error_response(status: int, reason: str, message: str) -> bytes:
+    """A complete ``Connection: close`` JSON error answer, for refusals made before h11 has a request."""
+    body = error_body(message)
+    head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+            "connection: close\r\n\r\n")
+    return head.encode("ascii") + body
+
+
+class RestApp:
+    """ASGI application answering TensorFlow Serving REST requests with a :class:`PredictionService`.
+
+    Args:
+        service: routes and answers the requests (run in ``executor``).
+        executor: thread pool for the blocking work of each request.
+        max_body_bytes: larger bodies are refused with 413.
+        body_timeout: seconds the body may take after the headers; then 408.
+    """
+
+    def __init__(self, service: "PredictionService", executor: concurrent.futures.Executor,
+                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, body_timeout: float = DEFAULT_REQUEST_TIMEOUT):
+        self.service = service
+        self.executor = executor
+        self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        """ASGI entry point (``http`` scopes; uvicorn runs with the lifespan protocol off)."""
+        if scope["type"] != "http":
+            return
+        method = scope["method"]
+        close = False
         try:
-            length = int(length_text)
-            if length < 0:
-                raise ValueError(length_text)
-        except ValueError:
-            self.close_connection = True
-            raise BadRequest(f"Content-Length must be a non-negative integer, found {length_text!r}") from None
-        if length > self.server.max_body_bytes:
-            self.close_connection = True
-            raise RestError(f"request body of {length} bytes exceeds the limit of {self.server.max_body_bytes}", 413)
-        body = self.rfile.read(length)
-        if len(body) < length:
-            raise ConnectionError(f"the client sent {len(body)} of {length} bytes")
-        return body
+            body = await self._read_body(scope, receive)
+            status, data = await asyncio.get_running_loop().run_in_executor(
+                self.executor, self.answer, method, scope["path"], body)
+        except _Disconnected:
+            return
+        except RestError as error:  # refused while reading: the rest of the body is not read
+            status, data, close = error.status, error_body(error.message), True
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+        if close:
+            headers.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else data})
 
-    def _read_chunked(self) -> bytes:
-        parts, total = [], 0
+    async def _read_body(self, scope: dict, receive: Callable) -> bytes:
+        """The whole body, or a refusal once it is over the limit.
+
+        A body over the limit is read on and discarded up to ``DRAIN_BYTES`` before the 413, so a
+        client that sends its whole body before reading the answer gets the 413 rather than a reset
+        connection; a larger declared body, or one whose client waits for ``100 Continue``, is
+        refused at once.
+        """
+        if scope["http_version"] not in ("1.0", "1.1"):
+            raise BadRequest(f"HTTP/{scope['http_version']} is not supported; send HTTP/1.1 or HTTP/1.0")
+        headers = dict(scope["headers"])
+        declared = int(headers[b"content-length"]) if b"content-length" in headers else None
+        over = PayloadTooLarge(f"request body {'' if declared is None else f'of {declared} bytes '}is over the limit "
+                               f"of {self.max_body_bytes} bytes (--max_request_bytes)")
+        too_large = declared is not None and declared > self.max_body_bytes
+        if too_large and (declared > DRAIN_BYTES or b"expect" in headers):
+            raise over
+        deadline = time.monotonic() + self.body_timeout
+        parts, size = [], 0
         while True:
-            line = self.rfile.readline(1024)
             try:
-                size = int(line.split(b";")[0].strip(), 16)
-            except ValueError:
-                self.close_connection = True
-                raise BadRequest(f"malformed chunk size line {line[:40]!r}") from None
-            if size == 0:
-                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(parts)
-            total += size
-            if total > self.server.max_body_bytes:
-                self.close_connection = True
-                raise RestError(f"request body exceeds the limit of {self.server.max_body_bytes} bytes", 413)
-            parts.append(self.rfile.read(size))
-            self.rfile.readline(8)  # CRLF after the chunk
+                message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0.0))
+            except asyncio.TimeoutError:
+                raise _RequestTimeout(f"request body not received within {self.body_timeout:g} s "
+                                      "(--rest_api_timeout_in_ms)") from None
+            if message["type"] == "http.disconnect":
+                raise _Disconnected()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            too_large = too_large or size > self.max_body_bytes
+            if too_large and size > DRAIN_BYTES:
+                raise over
+            if not too_large:
+                parts.append(chunk)
+            if not message.get("more_body", False):
+                break
+        if too_large:
+            raise over
+        return b"".join(parts)
 
-    def _dispatch(self, method: str) -> None:
+    def answer(self, method: str, path: str, body: bytes) -> tuple:
+        """The blocking part of a request (run in the thread pool): ``(status, JSON bytes)``."""
         try:
-            try:
-                body = self._read_body()
-            except OSError:  # the client stalled or went away mid-body: nobody to answer
-                self.close_connection = True
-                return
-            path = self.path.split("?", 1)[0]
-            status, payload = 200, self.server.service.handle(method, path, body)
+            payload = self.service.handle("GET" if method == "HEAD" else method, path, body)
+            return 200, json.dumps(payload, ensure_ascii=False).encode("utf-8")
         except RestError as error:
-            status, payload = error.status, {"error": error.message}
+            return error.status, error_body(error.message)
         except Exception as error:  # a fault in this server, not in the request: report it as one
             traceback.print_exc(file=sys.stderr)
-            status, payload = 500, {"error": f"internal server error: {type(error).__name__}: {error}"}
-        try:
-            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates echoed from the request: escape them
-            data = json.dumps(payload).encode("ascii")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if method != "HEAD":
-            self.wfile.write(data)
+            return 500, error_body(f"internal server error: {type(error).__name__}")
 
-    def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
-        """Protocol errors found by the stdlib parser (bad request line, HTTP version, header size)
-        as JSON; they are the client's, so the stdlib's 501/505 become 400."""
-        status = 400 if code >= 500 else code
-        text = message or self.responses.get(code, ("error",))[0]
-        data = json.dumps({"error": f"{text}{': ' + explain if explain else ''}"}).encode("utf-8")
-        self.close_connection = True
+
+class _ReasonRecorder:
+    """An ``h11.Connection`` that keeps the reason and status hint of the last protocol error it raised."""
+
+    def __init__(self, connection: h11.Connection):
+        self._connection = connection
+        self.reason, self.status = "", 400
+
+    def next_event(self):
         try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Connection", "close")
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
-        except OSError:
-            pass
+            return self._connection.next_event()
+        except h11.RemoteProtocolError as error:
+            self.reason, self.status = str(error), error.error_status_hint
+            raise
 
     def __getattr__(self, name: str) -> Any:
-        # Any other method (OPTIONS, TRACE, made-up ones) is routed too, answering 404 instead of 501.
-        if name.startswith("do_") and name[3:].isupper():
-            return lambda: self._dispatch(name[3:])
-        raise AttributeError(name)
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        """GET: model status and metadata."""
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:  # noqa: N802
-        """POST: predict."""
-        self._dispatch("POST")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        """Other methods get a JSON 4xx rather than the stdlib's 501."""
-        self._dispatch("PUT")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        """See :meth:`do_PUT`."""
-        self._dispatch("DELETE")
-
-    def do_PATCH(self) -> None:  # noqa: N802
-        """See :meth:`do_PUT`."""
-        self._dispatch("PATCH")
-
-    def do_HEAD(self) -> None:  # noqa: N802
-        """Headers of the GET answer's status, no body."""
-        self._dispatch("HEAD")
+        return getattr(self._connection, name)
 
 
-class RestServer(ThreadingHTTPServer):
-    """Threaded HTTP server bound to one :class:`PredictionService`.
+class _GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a header deadline, a connection limit and JSON refusals.
+
+    Subclassed per server by :func:`_protocol_class`, which sets the class attributes.
+    """
+
+    header_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.conn = _ReasonRecorder(self.conn)
+        self._header_deadline: Optional[asyncio.TimerHandle] = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Count the connection; over the limit it is answered 503 and closed before any reading.
+
+        Nagle's algorithm is switched off (asyncio does so only for sockets it creates itself): the
+        answer's headers and body are separate writes, and Nagle plus the client's delayed ACK would
+        add ~40 ms to every keep-alive answer.
+        """
+        super().connection_made(transport)
+        transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if len(self.connections) > self.max_connections:
+            transport.write(_raw_error_response(
+                503, "Service Unavailable", f"the server holds its limit of {self.max_connections} open "
+                                            "connections (--rest_api_max_connections); retry later"))
+            transport.close()
+            return
+        self._arm_header_deadline()
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        """Drop the deadline with the connection."""
+        self._disarm_header_deadline()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        """Parse what arrived; once a request's headers are complete its header deadline is over."""
+        super().handle_events()
+        if self.conn.their_state is not h11.IDLE:
+            self._disarm_header_deadline()
+
+    def on_response_complete(self) -> None:
+        """A keep-alive connection's next request gets a fresh header deadline."""
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self._arm_header_deadline()
+
+    def send_400_response(self, msg: str) -> None:
+        """h11's refusals (malformed or conflicting framing, oversized headers) as JSON; never a 5xx."""
+        if self.transport.is_closing():
+            return
+        if self.conn.status == 431:
+            answer = _raw_error_response(431, "Request Header Fields Too Large", "request headers are over the limit "
+                                                                                 f"of {DEFAULT_MAX_HEADER_BYTES} bytes")
+        else:
+            answer = _raw_error_response(400, "Bad Request", f"Invalid HTTP request: {self.conn.reason or msg}")
+        self.transport.write(answer)
+        self.transport.close()
+
+    def _arm_header_deadline(self) -> None:
+        self._disarm_header_deadline()
+        self._header_deadline = self.loop.call_later(self.header_timeout, self._headers_overdue)
+
+    def _disarm_header_deadline(self) -> None:
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+            self._header_deadline = None
+
+    def _headers_overdue(self) -> None:
+        self._header_deadline = None
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            return
+        if self.conn.trailing_data[0]:  # part of a request arrived: say why it is dropped
+            self.transport.write(_raw_error_response(
+                408, "Request Timeout", f"request headers not received within {self.header_timeout:g} s "
+                                        "(--rest_api_timeout_in_ms)"))
+        self.transport.close()
+
+
+def _protocol_class(header_timeout: float, max_connections: int) -> type:
+    return type("GuardedH11Protocol", (_GuardedH11Protocol,),
+                {"header_timeout": header_timeout, "max_connections": max_connections})
+
+
+class RestServer:
+    """uvicorn serving a :class:`RestApp` on one bound socket.
 
     Args:
         service: answers the requests.
         host: interface to bind (``127.0.0.1`` keeps the API off the network).
         port: TCP port; 0 picks a free one (read it back from :attr:`port`).
-        max_body_bytes: larger requests are refused with 413.
+        max_body_bytes: larger request bodies are refused with 413.
+        request_timeout: seconds the headers, and then the body, of a request may take; then 408.
+        max_connections: open connections held at once; more are answered 503.
+        num_threads: threads running requests' blocking work (default: the number of CPUs).
         log_requests: log one line per request to stderr.
     """
 
-    daemon_threads = True
-    request_queue_size = 128
-
-    def __init__(self, service: PredictionService, host: str = "127.0.0.1", port: int = 0,
-                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, log_requests: bool = False):
+    def __init__(self, service: "PredictionService", host: str = "127.0.0.1", port: int = 0,
+                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS, num_threads: Optional[int] = None,
+                 log_requests: bool = False):
         self.service = service
-        self.max_body_bytes = max_body_bytes
-        self.log_requests = log_requests
-        super().__init__((host, port), RestRequestHandler)
-
-    def handle_error(self, request, client_address) -> None:
-        """A client that disconnects mid-answer is routine, not a fault worth a traceback."""
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.create_server((host, port), family=family, backlog=2048)
+        self.server_address = self._socket.getsockname()[:2]
+        self.executor = concurrent.futures.ThreadPoolExecutor(num_threads or os.cpu_count() or 1,
+                                                              thread_name_prefix="rest-request")
+        app = RestApp(service, self.executor, max_body_bytes, request_timeout)
+        config = uvicorn.Config(
+            app, http=_protocol_class(request_timeout, max_connections), loop="asyncio", lifespan="off",
+            log_config=None, access_log=log_requests, timeout_keep_alive=KEEP_ALIVE_SECONDS,
+            h11_max_incomplete_event_size=DEFAULT_MAX_HEADER_BYTES, server_header=False,
+            timeout_graceful_shutdown=5)
+        self._server = uvicorn.Server(config)
+        self._thread: Optional[threading.Thread] = None
 
     @property
     def port(self) -> int:
@@ -921,31 +470,61 @@ class RestServer(ThreadingHTTPServer):
         host = self.server_address[0]
         return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}"
 
-    def start_in_thread(self) -> threading.Thread:
-        """Serve from a daemon thread (tests, benchmarks); stop with :meth:`stop`."""
-        thread = threading.Thread(target=self.serve_forever, name="rest-server", daemon=True)
-        thread.start()
-        return thread
+    def serve_forever(self) -> None:
+        """Serve in this thread until :meth:`stop` (or, in the main thread, SIGINT/SIGTERM)."""
+        try:
+            self._server.run(sockets=[self._socket])
+        finally:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+
+    def start_in_thread(self, timeout: float = 30.0) -> threading.Thread:
+        """Serve from a daemon thread (tests, benchmarks) once it accepts connections; stop with :meth:`stop`."""
+        self._thread = threading.Thread(target=self.serve_forever, name="rest-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the REST server did not start within {timeout:g} s")
+            time.sleep(0.01)
+        return self._thread
 
     def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self.shutdown()
-        self.server_close()
-
-
-def load_model(model_base_path: os.PathLike | str, warn: Callable[[str], None] = print) -> dict:
-    """Load every version under ``model_base_path``; returns ``{version: ModelVersion}``."""
-    return {number: load_version(number, path) for number, path in find_versions(model_base_path, warn).items()}
+        """Stop serving, finish the requests in flight, close the socket and stop polling for versions."""
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        self._socket.close()
+        self.service.versions.stop()
 
 
 def make_server(model_name: str, model_base_path: os.PathLike | str, host: str = "127.0.0.1", port: int = 0,
-                warn: Callable[[str], None] = print, **kwargs: Any) -> RestServer:
-    """Load the model and bind a :class:`RestServer` (not yet serving)."""
-    return RestServer(PredictionService(model_name, load_model(model_base_path, warn)), host, port, **kwargs)
+                warn: Callable[[str], None] = print, limits: RequestLimits = RequestLimits(), num_versions: int = 1,
+                poll_seconds: float = 1.0, **kwargs: Any) -> RestServer:
+    """Load the model's newest versions and bind a :class:`RestServer` (not yet serving).
+
+    Args:
+        model_name: the ``NAME`` in ``/v1/models/NAME``.
+        model_base_path: directory of numeric version directories.
+        host: interface to bind.
+        port: TCP port (0: a free one).
+        warn: receives one line per skipped directory or version that fails to load.
+        limits: request limits (``None`` fields: each version's defaults).
+        num_versions: how many of the highest versions to serve (TensorFlow Serving's ``latest`` policy).
+        poll_seconds: seconds between polls of ``model_base_path`` for new versions (0: at start only).
+        **kwargs: further :class:`RestServer` arguments.
+
+    Returns:
+        The bound server; start it with :meth:`RestServer.serve_forever` or ``start_in_thread``.
+
+    Raises:
+        DataFormatError: no version under ``model_base_path`` could be loaded.
+    """
+    versions = VersionManager(model_base_path, num_versions, poll_seconds, warn).start()
+    try:
+        return RestServer(PredictionService(model_name, versions, limits), host, port, **kwargs)
+    except OSError:
+        versions.stop()
+        raise
 
 
-__all__: Sequence[str] = [
-    "BadRequest", "InputSpec", "ModelVersion", "NotFound", "PredictionService", "RestError",
-    "RestRequestHandler", "RestServer", "Signature", "array_to_json", "find_versions", "json_to_array",
-    "load_model", "load_version", "make_server", "outputs_to_json", "parse_predict_request",
-]
+__all__: Sequence[str] = ["PredictionService", "RestApp", "RestServer", "make_server"]

@@ -101,9 +101,9 @@ def _cached(path: pathlib.Path, compute, still_valid=lambda value: True):
 
 
 def _rest_smoke(export_base: pathlib.Path, model_name: str, layout: str) -> dict:
-    from export.rest_server import PredictionService, RestServer, load_model
+    from export.rest_server import make_server
 
-    server = RestServer(PredictionService(model_name, load_model(export_base, warn=lambda m: None)), port=0)
+    server = make_server(model_name, export_base, port=0, warn=lambda m: None)
     server.start_in_thread()
     try:
         instance = {"tokens": ["The", "company", "said", "it", "expects", "growth", "."]}

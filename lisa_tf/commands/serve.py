@@ -7,9 +7,13 @@ flags are named as ``tensorflow_model_server``'s, so the same command line works
     curl http://127.0.0.1:8501/v1/models/srl
     curl -d '{"instances": [["The", "cat", "sat", "."]]}' http://127.0.0.1:8501/v1/models/srl:predict
 
-Every numeric version directory under ``--model_base_path`` is loaded; requests without
-``/versions/V`` use the highest. When the server is ready it prints one line with its URL (with the
-chosen port when ``--rest_api_port 0`` asks for a free one); it stops on Ctrl-C or SIGTERM.
+The highest numeric version directory under ``--model_base_path`` is served (``--num_versions``
+for more), and the directory is polled every ``--file_system_poll_wait_seconds`` for new versions,
+which replace the old once loaded; a version that fails to load is logged once and skipped. Requests
+without ``/versions/V`` use the highest available. Limits (request size, tokens, connections,
+deadlines) are flags too; over a limit the answer is a 400/408/413/503 naming it. When the server is
+ready it prints one line with its URL (with the chosen port when ``--rest_api_port 0`` asks for a
+free one); it stops on Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
@@ -21,6 +25,17 @@ import sys
 HELP = "serve an exported SavedModel over TensorFlow Serving's REST API (flags as tensorflow_model_server's)"
 
 
+def _positive(text: str) -> int:
+    """A whole number >= 1 (limits and counts)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {value}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``tensorflow_model_server``-style flags (``--flag value`` or ``--flag=value``)."""
     parser.add_argument("--model_name", required=True, help="the NAME in /v1/models/NAME")
@@ -28,33 +43,63 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="directory holding numeric version directories (1/, 2/, ...) of SavedModels")
     parser.add_argument("--rest_api_port", type=int, default=8501,
                         help="TCP port of the REST API (default 8501; 0 picks a free port and prints it)")
+    parser.add_argument("--file_system_poll_wait_seconds", type=float, default=1.0,
+                        help="seconds between polls of --model_base_path for new versions (default 1; 0 loads "
+                             "the versions present at start only)")
+    parser.add_argument("--num_versions", type=_positive, default=1,
+                        help="serve the N highest versions (TensorFlow Serving's latest{num_versions} policy; "
+                             "default 1)")
     parser.add_argument("--rest_api_host", default="127.0.0.1",
                         help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes the API on the network)")
-    parser.add_argument("--max_request_bytes", type=int, default=None,
-                        help="refuse larger request bodies with 413 (default 64 MiB)")
+    parser.add_argument("--max_request_bytes", type=_positive, default=None,
+                        help="refuse larger request bodies with 413 (default 8 MiB)")
+    parser.add_argument("--rest_api_timeout_in_ms", type=_positive, default=None,
+                        help="deadline for a request's headers, and then for its body (default 30000); "
+                             "a client slower than this is answered 408 and disconnected")
+    parser.add_argument("--rest_api_num_threads", type=_positive, default=None,
+                        help="threads running requests (JSON and the model; default: the number of CPUs)")
+    parser.add_argument("--rest_api_max_connections", type=_positive, default=None,
+                        help="open connections held at once; more are answered 503 (default 1000)")
+    parser.add_argument("--max_tokens_per_sentence", type=_positive, default=None,
+                        help="refuse longer sentences with 400 (default: the run's train.batch_tokens from the "
+                             "export's assets/config.json, the longest sentence training could hold; else 512)")
+    parser.add_argument("--max_tokens_per_request", type=_positive, default=None,
+                        help="refuse requests whose sentences x padded width is larger, with 400 (default: the "
+                             "run's train.batch_tokens, as a training batch; else 8192)")
+    parser.add_argument("--max_sentences_per_request", type=_positive, default=None,
+                        help="refuse requests with more sentences, with 400 (default 256)")
     parser.add_argument("--log_requests", action="store_true", help="log one line per request to stderr")
 
 
 def run(args: argparse.Namespace) -> int:
     """Load the model, print the URL, serve until interrupted."""
     from export import rest_server
+    from export.request_limits import RequestLimits
 
     def warn(message: str) -> None:
         print(f"warning: {message}", file=sys.stderr, flush=True)
 
-    kwargs = {"log_requests": args.log_requests}
+    kwargs = {"log_requests": args.log_requests, "num_threads": args.rest_api_num_threads}
     if args.max_request_bytes is not None:
         kwargs["max_body_bytes"] = args.max_request_bytes
+    if args.rest_api_timeout_in_ms is not None:
+        kwargs["request_timeout"] = args.rest_api_timeout_in_ms / 1000.0
+    if args.rest_api_max_connections is not None:
+        kwargs["max_connections"] = args.rest_api_max_connections
+    limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request)
     server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,
-                                     args.rest_api_port, warn=warn, **kwargs)
+                                     args.rest_api_port, warn=warn, limits=limits,
+                                     num_versions=args.num_versions,
+                                     poll_seconds=max(args.file_system_poll_wait_seconds, 0.0), **kwargs)
     service = server.service
 
-    def stop(signum, frame):  # SIGTERM ends serve_forever like Ctrl-C does
+    def stop(signum, frame):  # uvicorn stops gracefully on SIGTERM, then passes the signal on here
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
-    versions = ", ".join(str(v) for v in service.versions)
-    signatures = ", ".join(sorted(service.versions[service.latest].signatures))
+    available = service.versions.available()
+    versions = ", ".join(str(v) for v in available)
+    signatures = ", ".join(sorted(available[service.latest].signatures))
     print(f"serving model '{service.model_name}' (versions {versions}; latest {service.latest}; "
           f"signatures {signatures})", flush=True)
     print(f"REST API at {server.url}/v1/models/{service.model_name}", flush=True)
@@ -63,5 +108,5 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        server.server_close()
+        service.versions.stop()
     return 0

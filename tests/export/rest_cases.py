@@ -6,7 +6,8 @@ written out by hand from the tiny model's definition (upper-casing, byte lengths
 with scale 0.25 in version 1 and 0.5 in version 2, heads' words ...), never produced by the code
 under test.
 
-Where ``tensorflow_model_server`` (default flags: only the latest version is loaded) answers
+This server is started serving the two latest versions. Where ``tensorflow_model_server`` (default
+flags: only the latest version is loaded) answers
 differently by design, a case says so: ``real_status`` is the reference server's status,
 ``own_only`` names why a case is not sent to the reference server at all, and checks receive the
 ``kind`` of server (``"own"`` or ``"real"``). Error message texts differ between the servers, so
@@ -25,6 +26,8 @@ from typing import Any, Callable, Optional
 MODEL = "tiny"
 LATEST = "2"
 STRING_DIM2 = {"dim": [{"size": "-1", "name": ""}, {"size": "-1", "name": ""}], "unknown_rank": False}
+# Never in this server's error messages: graph node names, assertion dumps, op names.
+TF_INTERNALS = ("{{node", "[[{{", "assertion failed", "Condition x", "OpError", "Traceback")
 TOKEN_OUTPUTS = {"upper", "first_byte", "token_bytes", "byte_lengths", "length", "scaled_length"}
 
 
@@ -109,6 +112,9 @@ def run_case(base_url: str, case: Case, kind: str = "own") -> None:
         assert isinstance(answer["error"], str) and answer["error"].strip(), f"{case.name}: empty error message"
         if kind == "own" and case.message_contains:
             assert case.message_contains in answer["error"], f"{case.name}: message {answer['error']!r}"
+        if kind == "own":
+            leaked = [f for f in TF_INTERNALS if f in answer["error"]]
+            assert not leaked, f"{case.name}: TensorFlow internals {leaked} in {answer['error']!r}"
         return
     if case.expect is not None:
         assert answer == case.expect, f"{case.name}: answer {answer!r}\n expected {case.expect!r}"
@@ -126,7 +132,8 @@ def _check_status_all(answer: Any, kind: str) -> None:
     for entry in answer["model_version_status"]:
         assert entry["state"] == "AVAILABLE"
         assert entry["status"]["error_code"] == "OK"
-    # This server loads every version; tensorflow_model_server's default policy only the latest.
+    # The tests start this server with latest{num_versions: 2}; tensorflow_model_server's default serves
+    # the latest only.
     assert sorted(versions) == (["1", "2"] if kind == "own" else ["2"])
 
 
@@ -175,7 +182,11 @@ def _columns(rows: list) -> dict:
 PREDICT = f"/v1/models/{MODEL}:predict"
 PREDICT_V1 = f"/v1/models/{MODEL}/versions/1:predict"
 PREDICT_V2 = f"/v1/models/{MODEL}/versions/2:predict"
-ALL_VERSIONS = "tensorflow_model_server's default version policy serves only the latest version"
+ALL_VERSIONS = ("tensorflow_model_server's default version policy serves only the latest version (this server is "
+                "started with num_versions=2)")
+UNCHECKED_INPUTS = ("tensorflow_model_server passes inputs to the model unchecked; the tiny model's own assertions "
+                    "do not catch this")
+LIMITS = "tensorflow_model_server has no per-request token limits"
 RAW_BYTES = ("tensorflow_model_server base64-encodes only outputs named *_bytes; other bytes that are not "
              "UTF-8 are not guaranteed to come back as valid JSON")
 
@@ -309,13 +320,41 @@ def bad_cases() -> list:
         Case("parse_heads_longer_columnar", "POST", PREDICT,
              {**parse, "inputs": {"tokens": [SENT_B], "parse_heads": [HEADS_B + [0]]}}, 400,
              message_contains="must agree in length"),
-        # -- errors raised by the model itself ----------------------------------------------------------
+        # -- inputs that do not fit their sentences (the model's own checks on the reference server) ----
         Case("head_beyond_sentence", "POST", PREDICT,
              {**parse, "instances": [{"tokens": SENT_A, "parse_heads": [2, 3, 9, -1]}]}, 400,
-             message_contains="head index beyond the sentence"),
+             message_contains="parse_heads: instance 0 has head 9 at token 2 of its 3 tokens"),
         Case("head_below_minus_one", "POST", PREDICT,
              {**parse, "instances": [{"tokens": SENT_A, "parse_heads": [2, 3, 0, -5]}]}, 400,
-             message_contains="head index below -1"),
+             message_contains="parse_heads: instance 0 has head -5 at padding position 3"),
+        Case("head_minus_one_inside_sentence", "POST", PREDICT,
+             {**parse, "instances": [{"tokens": SENT_A, "parse_heads": HEADS_A}, {"tokens": SENT_B,
+                                                                                  "parse_heads": [-1, 0, -1, -1]}]},
+             400, message_contains="parse_heads: instance 1 has head -1 at token 0 of its 2 tokens",
+             own_only=UNCHECKED_INPUTS),
+        Case("head_below_minus_one_inside_sentence", "POST", PREDICT,
+             {**parse, "inputs": {"tokens": [SENT_A], "parse_heads": [[2, -5, 0, -1]]}}, 400,
+             message_contains="parse_heads: instance 0 has head -5 at token 1", own_only=UNCHECKED_INPUTS),
+        Case("head_on_padding", "POST", PREDICT,
+             {**parse, "instances": [{"tokens": SENT_B, "parse_heads": [2, 0, 0, -1]}]}, 400,
+             message_contains="-1 only on padding", own_only=UNCHECKED_INPUTS),
+        Case("empty_token_inside_sentence", "POST", PREDICT, {"instances": [SENT_A, ["Dogs", "", "bark", ""]]}, 400,
+             message_contains="tokens: instance 1 has an empty token at index 1", own_only=UNCHECKED_INPUTS),
+        # -- request limits (this server's defaults for a model without a run config) -----------------
+        Case("sentence_over_the_limit", "POST", PREDICT, {"instances": [["w"] * 513]}, 400,
+             message_contains="tokens per sentence ('tokens' is 513 tokens wide): 513 is over the limit of 512",
+             own_only=LIMITS),
+        Case("padding_over_the_sentence_limit", "POST", PREDICT, {"instances": [["w"] + [""] * 600]}, 400,
+             message_contains="over the limit of 512 (--max_tokens_per_sentence)", own_only=LIMITS),
+        Case("request_over_the_token_limit", "POST", PREDICT, {"inputs": [["w"] * 100] * 90}, 400,
+             message_contains="tokens per request ('tokens': 90 sentences x 100 tokens): 9000 is over the limit "
+                              "of 8192 (--max_tokens_per_request)", own_only=LIMITS),
+        Case("request_over_the_sentence_count", "POST", PREDICT,
+             {"signature_name": "sentences", "instances": ["a b"] * 257}, 400,
+             message_contains="sentences per request: 257 is over the limit of 256", own_only=LIMITS),
+        Case("raw_sentence_over_the_limit", "POST", PREDICT,
+             {"signature_name": "sentences", "instances": ["a " * 300 + ", " * 300]}, 400,
+             message_contains="'sentences' instance 0 has 600 words and punctuation marks", own_only=LIMITS),
         # -- unknown model / version / path ---------------------------------------------------------
         Case("unknown_model_predict", "POST", "/v1/models/nope:predict", {"instances": [SENT_A]}, 404,
              message_contains="Servable not found"),

@@ -32,7 +32,7 @@ def server(tiny_model_base):
     from export import rest_server
 
     warnings: list = []
-    srv = rest_server.make_server(rest_cases.MODEL, tiny_model_base, port=0, warn=warnings.append)
+    srv = rest_server.make_server(rest_cases.MODEL, tiny_model_base, port=0, warn=warnings.append, num_versions=2)
     srv.start_in_thread()
     yield srv
     srv.stop()
@@ -202,7 +202,7 @@ def test_soak_1000_mixed_requests(server):
 
 
 def test_float32_outputs_use_shortest_round_trip_text():
-    from export.rest_server import outputs_to_json
+    from export.serving_codec import outputs_to_json
 
     values = np.array([0.1, 1.0, 3.3, float("nan")], dtype=np.float32)
     text = json.dumps(outputs_to_json({"p": values}, "columnar"))
@@ -211,7 +211,7 @@ def test_float32_outputs_use_shortest_round_trip_text():
 
 
 def test_string_outputs_utf8_or_b64():
-    from export.rest_server import array_to_json
+    from export.serving_codec import array_to_json
 
     array = np.array([["é".encode(), b"\xff\x00"]], dtype=object)
     assert array_to_json("words", array) == [["é", {"b64": "/wA="}]]
@@ -219,7 +219,7 @@ def test_string_outputs_utf8_or_b64():
 
 
 def test_row_outputs_need_one_batch_size():
-    from export.rest_server import BadRequest, outputs_to_json
+    from export.serving_codec import BadRequest, outputs_to_json
 
     with pytest.raises(BadRequest, match="inconsistent batch size"):
         outputs_to_json({"a": np.zeros([2]), "b": np.zeros([3])}, "row")
@@ -228,7 +228,7 @@ def test_row_outputs_need_one_batch_size():
 
 
 def test_json_to_array_dtypes_and_limits():
-    from export.rest_server import BadRequest, InputSpec, json_to_array
+    from export.serving_codec import BadRequest, InputSpec, json_to_array
 
     floats = json_to_array([[1, 2.5, float("inf")]], InputSpec("x", "DT_FLOAT", (None, None)))
     assert floats.dtype == np.float32 and floats.shape == (1, 3) and floats[0, 1] == 2.5
@@ -243,8 +243,29 @@ def test_json_to_array_dtypes_and_limits():
     assert json_to_array([], InputSpec("x", "DT_STRING", (None,))).shape == (0,)
 
 
+def test_graph_errors_become_one_line_in_the_models_words(tiny_model_base):
+    """The tiny model's own assertion, raised by TensorFlow with node names and a condition dump,
+    is reported as its message alone; an error without a message names only the signature."""
+    import tensorflow as tf
+
+    from export.request_limits import graph_error_message
+
+    with_parse = tf.saved_model.load(str(tiny_model_base / "2")).signatures["with_parse"]
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        with_parse(tokens=tf.constant([["a", "b"]]), parse_heads=tf.constant([[2, 7]], tf.int32))
+    assert "assertion failed" in info.value.message
+    message = graph_error_message("with_parse", info.value.message)
+    assert message == "signature 'with_parse' refused the inputs: head index beyond the sentence"
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        with_parse(tokens=tf.constant([["a", "b"]]), parse_heads=tf.constant([[2, 0, 0]], tf.int32))
+    message = graph_error_message("with_parse", info.value.message)
+    assert message in ("signature 'with_parse' refused the inputs: parse_heads must have one head per token",
+                       "signature 'with_parse' could not run on these inputs (shapes or values it does not accept)")
+    assert not any(fragment in message for fragment in rest_cases.TF_INTERNALS)
+
+
 def test_find_versions_counts_what_it_skips(tmp_path):
-    from export.rest_server import find_versions
+    from export.model_versions import find_versions
 
     for name in ("1", "3", "notes"):
         (tmp_path / name).mkdir()
@@ -270,18 +291,22 @@ def _env() -> dict:
     return env
 
 
-def test_serve_command_prints_url_and_answers(tiny_model_base):
+def _serve(base, *flags: str) -> tuple:
+    """Start ``python -m lisa_tf serve`` on a free port; returns ``(process, URL line's URL or None)``."""
     process = subprocess.Popen(
         [sys.executable, "-m", "lisa_tf", "serve", "--model_name", rest_cases.MODEL,
-         "--model_base_path", str(tiny_model_base), "--rest_api_port", "0"],
-        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+         "--model_base_path", str(base), "--rest_api_port", "0", *flags],
+        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(5):
+        line = process.stdout.readline()
+        if "REST API at " in line:
+            return process, line.split("REST API at ", 1)[1].strip()
+    return process, None
+
+
+def test_serve_command_prints_url_and_answers(tiny_model_base):
+    process, url = _serve(tiny_model_base)
     try:
-        url = None
-        for _ in range(5):
-            line = process.stdout.readline()
-            if "http://" in line:
-                url = line.split("REST API at ", 1)[1].strip()
-                break
         assert url is not None and url.startswith("http://127.0.0.1:") and url.endswith(f"/v1/models/{rest_cases.MODEL}")
         assert not url.startswith("http://127.0.0.1:0/")
         base = url.rsplit("/v1/", 1)[0]
@@ -290,8 +315,8 @@ def test_serve_command_prints_url_and_answers(tiny_model_base):
         assert (status, answer) == (200, {"outputs": [2]})
     finally:
         process.terminate()
-        code = process.wait(timeout=30)
-    assert code == 0
+        process.communicate(timeout=30)
+    assert process.returncode == 0
 
 
 def test_serve_command_reports_a_bad_base_path(tmp_path):
@@ -301,3 +326,28 @@ def test_serve_command_reports_a_bad_base_path(tmp_path):
         cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "error:" in result.stderr and "no such directory" in result.stderr
+
+
+def test_serve_command_skips_a_corrupt_version_and_applies_its_limit_flags(tiny_model_base, tmp_path):
+    """``2/`` holds a corrupt ``saved_model.pb`` beside a good ``1/``: the command starts, warns once
+    naming ``2/``, serves version 1, and refuses a sentence over ``--max_tokens_per_sentence``."""
+    import shutil
+
+    base = tmp_path / rest_cases.MODEL
+    shutil.copytree(tiny_model_base / "1", base / "1")
+    (base / "2").mkdir()
+    (base / "2" / "saved_model.pb").write_bytes(b"\xff not a proto \xff" * 4)
+    process, url = _serve(base, "--max_tokens_per_sentence", "3", "--file_system_poll_wait_seconds", "0")
+    try:
+        assert url is not None
+        url = url.rsplit("/v1/", 1)[0]
+        status, answer = rest_cases.request(url, "POST", rest_cases.PREDICT, {"instances": [["a", "b", ""]]})
+        assert status == 200 and answer["predictions"][0]["scaled_length"] == 0.5  # version 1: 2 * 0.25
+        status, answer = rest_cases.request(url, "POST", rest_cases.PREDICT, {"instances": [["a", "b", "c", "d"]]})
+        assert status == 400 and answer["error"].endswith("4 is over the limit of 3 (--max_tokens_per_sentence)")
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+    warnings = [line for line in stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == [line for line in warnings if f"version 2 at {base / '2'} failed to load" in line]
+    assert len(warnings) == 1 and "Traceback" not in stderr

@@ -97,9 +97,9 @@ def test_fresh_process_reproduces_in_process_predictions(deepatt_run, exported, 
 def test_rest_request_against_the_export(exported):
     import urllib.request
 
-    from export.rest_server import PredictionService, RestServer, load_model
+    from export.rest_server import make_server
 
-    server = RestServer(PredictionService("srl", load_model(exported.parent)), port=0)
+    server = make_server("srl", exported.parent, port=0)
     server.start_in_thread()
     try:
         body = json.dumps({"instances": [{"tokens": ["I", "love", "this", "place", "."], "predicate_index": 1}]}).encode()
@@ -112,14 +112,18 @@ def test_rest_request_against_the_export(exported):
     assert all(0.0 < p <= 1.0 for p in prediction["srl_scores"])
 
 
+TF_INTERNALS = ("node", "assertion failed", "{{", "[[", "Assert", "Traceback")
+
+
 def test_out_of_range_predicate_index_is_a_400(exported):
-    """``predicate_index: 9`` on a 4-token sentence used to return tags; now the request is refused."""
+    """``predicate_index: 9`` on a 4-token sentence used to return tags; the request is refused with one
+    line naming the field and instance, before the model runs."""
     import urllib.error
     import urllib.request
 
-    from export.rest_server import PredictionService, RestServer, load_model
+    from export.rest_server import make_server
 
-    server = RestServer(PredictionService("srl", load_model(exported.parent)), port=0)
+    server = make_server("srl", exported.parent, port=0)
     server.start_in_thread()
     try:
         for index in (9, 4, -1):
@@ -128,9 +132,27 @@ def test_out_of_range_predicate_index_is_a_400(exported):
             with pytest.raises(urllib.error.HTTPError) as info:
                 urllib.request.urlopen(request, timeout=60)
             assert info.value.code == 400
-            assert "predicate_index: expected a token index in 0..length-1" in json.loads(info.value.read())["error"]
+            message = json.loads(info.value.read())["error"]
+            assert message == (f"predicate_index: instance 0 is {index}; expected a token index in 0..3 "
+                               "(its sentence has 4 tokens)")
     finally:
         server.stop()
+
+
+def test_the_exports_own_check_is_reported_as_one_line_naming_the_field(exported):
+    """Run past the server's checks, the export's in-graph ``predicate_index`` check fails with a
+    TensorFlow error full of graph internals; the server's message keeps only the field's line."""
+    import tensorflow as tf
+
+    from export.request_limits import graph_error_message
+
+    function = tf.saved_model.load(str(exported)).signatures["serving_default"]
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        function(tokens=tf.constant([["A", "cat", "sat", "."]]), predicate_index=tf.constant([9], tf.int32))
+    assert "assertion failed" in info.value.message  # what the server must not pass on
+    message = graph_error_message("serving_default", info.value.message)
+    assert message == "predicate_index: expected a token index in 0..length-1 of its sentence"
+    assert not any(fragment in message for fragment in TF_INTERNALS)
 
 
 def test_label_names_come_from_the_assets(deepatt_run, exported, tmp_path):

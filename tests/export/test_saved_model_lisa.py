@@ -87,3 +87,92 @@ def test_parse_heads_outside_the_sentence_are_refused(lisa_export):
         with pytest.raises(tf.errors.InvalidArgumentError, match="parse_heads: expected CoNLL-U heads in 0..length"):
             with_parse(tokens=tokens, parse_heads=tf.constant([heads], tf.int32))
 
+
+
+def _post(server, body: dict) -> tuple:
+    import json
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(f"{server.url}/v1/models/srl:predict", data=json.dumps(body).encode())
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.fixture(scope="module")
+def lisa_server(lisa_export):
+    from export import rest_server
+
+    _, export = lisa_export
+    server = rest_server.make_server("srl", export.parent, port=0, warn=lambda m: None)
+    server.start_in_thread()
+    yield server
+    server.stop()
+
+
+def test_rest_refuses_bad_parse_heads_naming_the_field(lisa_server):
+    """Heads of -5 or -1 inside the sentence used to become the root silently, 9 a raw graph error:
+    each is a 400 naming ``parse_heads``, the instance and the token, with no TensorFlow internals."""
+    tokens = ["A", "cat", "sat", "."]
+    assert _post(lisa_server, {"signature_name": "with_parse",
+                               "instances": [{"tokens": tokens, "parse_heads": [2, 3, 0, 3]}]})[0] == 200
+    for heads, token in (([2, 9, 0, 3], 1), ([2, -5, 0, 3], 1), ([2, 3, -1, 3], 2)):
+        status, answer = _post(lisa_server, {"signature_name": "with_parse",
+                                             "instances": [{"tokens": tokens, "parse_heads": heads}]})
+        assert status == 400
+        assert answer["error"] == (f"parse_heads: instance 0 has head {heads[token]} at token {token} of its 4 tokens; "
+                                   "expected 0..4 (0 = root) on every token and -1 only on padding")
+
+
+def test_rest_refuses_an_empty_token_inside_a_sentence(lisa_server):
+    """An empty token used to be read as padding, shortening the sentence silently."""
+    status, answer = _post(lisa_server, {"instances": [["A", "cat", "sat", "."], ["A", "", "sat", "."]]})
+    assert status == 400
+    assert answer["error"].startswith("tokens: instance 1 has an empty token at index 1 before non-empty tokens")
+
+
+def test_rest_sentence_limit_defaults_to_the_runs_token_budget(lisa_export, lisa_server):
+    run, _ = lisa_export
+    budget = load_run_config(run).train.batch_tokens
+    assert _post(lisa_server, {"instances": [["word"] * 8]})[0] == 200
+    status, answer = _post(lisa_server, {"instances": [["word"] * (budget + 1)]})
+    assert status == 400
+    assert answer["error"] == (f"tokens per sentence ('tokens' is {budget + 1} tokens wide): {budget + 1} is over the "
+                               f"limit of {budget} (--max_tokens_per_sentence)")
+
+
+def test_the_exports_parse_check_is_reported_as_one_line(lisa_export):
+    from export.request_limits import graph_error_message
+
+    _, export = lisa_export
+    with_parse = tf.saved_model.load(str(export)).signatures["with_parse"]
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        with_parse(tokens=tf.constant([["A", "cat", "sat", "."]]), parse_heads=tf.constant([[2, 9, 0, 3]], tf.int32))
+    message = graph_error_message("with_parse", info.value.message)
+    assert message == "parse_heads: expected CoNLL-U heads in 0..length (0 = root) on every token, -1 only on padding"
+    assert not any(fragment in message for fragment in ("node", "assertion failed", "{{", "[[", "Assert"))
+
+
+def test_oversize_requests_are_refused_before_the_model_and_memory_stays_bounded(lisa_server):
+    """A 5,000-token sentence (the earlier server grew to 13.6 GB and hit a TF OOM), 200 sentences of 50
+    tokens, and a 50 MB body of ~10 million tokens (``std::bad_alloc``): 400, 400 and 413, and the
+    test process (server included) stays under 3 GB."""
+    import json
+    import resource
+    import urllib.error
+    import urllib.request
+
+    status, answer = _post(lisa_server, {"instances": [["word"] * 5000]})
+    assert status == 400 and "(--max_tokens_per_sentence)" in answer["error"]
+    status, answer = _post(lisa_server, {"instances": [["word"] * 50] * 200})
+    assert status == 400 and "(--max_tokens_per_request)" in answer["error"]
+    body = b'{"instances": [[' + b",".join([b'"w"'] * 10_000_000) + b"]]}"
+    assert len(body) > 40_000_000
+    request = urllib.request.Request(f"{lisa_server.url}/v1/models/srl:predict", data=body)
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request, timeout=60)
+    assert info.value.code == 413 and "(--max_request_bytes)" in json.loads(info.value.read())["error"]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 3 * 1024 * 1024  # kilobytes on Linux

@@ -1,0 +1,341 @@
+"""SavedModel versions under a TensorFlow Serving model base path: finding, reading and loading them.
+
+A model base path holds numeric version directories::
+
+    MODEL_BASE_PATH/
+      1/saved_model.pb  1/variables/ ...
+      2/saved_model.pb  2/variables/ ...
+
+:func:`load_version` loads one directory and describes its signatures from the ``serve`` meta
+graph (so nothing here knows which model it serves); :func:`find_versions` lists the candidates;
+:class:`VersionManager` keeps the newest versions loaded while the server runs, polling the base path
+as TensorFlow Serving's file-system source does (``--file_system_poll_wait_seconds``), and reports
+each version's state in TensorFlow Serving's ``model_version_status`` shape (:class:`VersionStatus`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import threading
+from typing import Any, Callable, Optional, Sequence
+
+from data_pipeline.errors import DataFormatError
+from export.request_limits import training_token_budget
+from export.serving_codec import InputSpec, Signature
+
+
+@dataclasses.dataclass
+class ModelVersion:
+    """One loaded version directory.
+
+    Args:
+        version: the directory's number.
+        path: the version directory.
+        signatures: runnable signatures by name.
+        signature_def_json: every ``SignatureDef`` of the ``serve`` meta graph as TensorFlow Serving
+            prints it in ``/metadata`` (proto field names, default values included).
+        module: the loaded SavedModel (keeps its variables alive).
+        training_token_budget: the run's ``train.batch_tokens`` from ``assets/config.json``, the
+            default of the request limits (:class:`~export.request_limits.RequestLimits`); ``None``
+            for exports without a run config.
+    """
+
+    version: int
+    path: pathlib.Path
+    signatures: dict
+    signature_def_json: dict
+    module: Any = None
+    training_token_budget: Optional[int] = None
+
+
+def _dtype_name(enum_value: int) -> str:
+    from tensorflow.core.framework import types_pb2
+
+    return types_pb2.DataType.Name(enum_value)
+
+
+def _read_meta_graph(version_dir: pathlib.Path):
+    """The ``serve``-tagged ``MetaGraphDef`` of ``saved_model.pb`` (or ``.pbtxt``)."""
+    from google.protobuf import text_format
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    from google.protobuf.message import DecodeError
+
+    saved_model = saved_model_pb2.SavedModel()
+    binary = version_dir / "saved_model.pb"
+    try:
+        if binary.exists():
+            saved_model.ParseFromString(binary.read_bytes())
+        else:
+            text_format.Parse((version_dir / "saved_model.pbtxt").read_text(encoding="utf-8"), saved_model)
+    except (DecodeError, text_format.ParseError, UnicodeDecodeError, OSError) as error:
+        raise DataFormatError(version_dir, None, f"expected a SavedModel proto in saved_model.pb(txt), reading it "
+                                                 f"failed: {type(error).__name__}: {error}") from None
+    for meta_graph in saved_model.meta_graphs:
+        if "serve" in meta_graph.meta_info_def.tags:
+            return meta_graph
+    tags = [list(m.meta_info_def.tags) for m in saved_model.meta_graphs]
+    raise DataFormatError(version_dir, None, f"expected a meta graph tagged 'serve', found tag sets {tags}")
+
+
+def _message_to_json(message) -> dict:
+    """A proto as TensorFlow Serving's JSON printer writes it: proto field names, defaults printed."""
+    from google.protobuf import json_format
+
+    try:
+        return json_format.MessageToDict(
+            message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+    except TypeError:  # protobuf < 5.26 names the option differently
+        return json_format.MessageToDict(
+            message, preserving_proto_field_name=True, including_default_value_fields=True)
+
+
+def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
+    """Load one SavedModel version directory and describe its signatures.
+
+    Raises:
+        DataFormatError: the directory is not a loadable SavedModel.
+    """
+    import tensorflow as tf
+
+    version_dir = pathlib.Path(version_dir)
+    meta_graph = _read_meta_graph(version_dir)
+    try:
+        module = tf.saved_model.load(str(version_dir), tags=["serve"])
+    except (OSError, ValueError, tf.errors.OpError) as error:
+        raise DataFormatError(version_dir, None, f"expected a loadable SavedModel, loading failed: {error}") from error
+    signatures = {}
+    for name, signature_def in meta_graph.signature_def.items():
+        if name not in module.signatures:
+            continue  # e.g. __saved_model_init_op: listed in metadata, never run by clients
+        inputs = {}
+        for key in sorted(signature_def.inputs):
+            info = signature_def.inputs[key]
+            shape = None
+            if not info.tensor_shape.unknown_rank:
+                shape = tuple(None if d.size < 0 else int(d.size) for d in info.tensor_shape.dim)
+            inputs[key] = InputSpec(key, _dtype_name(info.dtype), shape)
+        signatures[name] = Signature(
+            name=name,
+            inputs=inputs,
+            outputs=sorted(signature_def.outputs),
+            method_name=signature_def.method_name,
+            function=module.signatures[name],
+        )
+    signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
+    return ModelVersion(version, version_dir, signatures, signature_def_json, module,
+                        training_token_budget(version_dir))
+
+
+def _scan(base: pathlib.Path) -> tuple:
+    """``({version: dir}, [numeric names without saved_model.pb])`` under ``base``."""
+    versions, skipped = {}, []
+    for child in sorted(base.iterdir()):
+        if not (child.is_dir() and child.name.isdigit()):
+            continue
+        if (child / "saved_model.pb").exists() or (child / "saved_model.pbtxt").exists():
+            versions[int(child.name)] = child
+        else:
+            skipped.append(child.name)
+    return dict(sorted(versions.items())), skipped
+
+
+def find_versions(model_base_path: os.PathLike | str, warn: Callable[[str], None] = print) -> dict:
+    """Numeric version directories under ``model_base_path`` that hold a SavedModel, by version.
+
+    Directories whose name is not a number are not versions (TensorFlow Serving ignores them too);
+    numeric directories without ``saved_model.pb`` are skipped and reported through ``warn``.
+
+    Args:
+        model_base_path: the model base path.
+        warn: receives one line naming the skipped directories.
+
+    Returns:
+        ``{version: directory}``, ascending.
+
+    Raises:
+        DataFormatError: the path does not exist or holds no servable version.
+    """
+    base = pathlib.Path(model_base_path)
+    if not base.is_dir():
+        raise DataFormatError(base, None, "expected a model base path directory holding numeric version "
+                                          "directories (1/, 2/, ...), found no such directory")
+    versions, skipped = _scan(base)
+    if skipped:
+        warn(f"skipped {len(skipped)} numeric director{'y' if len(skipped) == 1 else 'ies'} without "
+             f"saved_model.pb under {base}: {', '.join(skipped)}")
+    if not versions:
+        found = sorted(p.name for p in base.iterdir())
+        raise DataFormatError(base, None, "expected numeric version directories containing saved_model.pb "
+                                          f"(e.g. {base}/1/saved_model.pb), found {found or 'an empty directory'}")
+    return versions
+
+
+
+
+# --------------------------------------------------------------------------------------------------
+# The version manager
+# --------------------------------------------------------------------------------------------------
+
+#: TensorFlow Serving's ``ManagerState`` names, as ``GET /v1/models/NAME`` reports them.
+START, LOADING, AVAILABLE, UNLOADING, END = "START", "LOADING", "AVAILABLE", "UNLOADING", "END"
+
+
+@dataclasses.dataclass(frozen=True)
+class VersionStatus:
+    """One version's state, an entry of TensorFlow Serving's ``model_version_status``.
+
+    Args:
+        version: the version number.
+        state: ``START``, ``LOADING``, ``AVAILABLE``, ``UNLOADING`` or ``END`` (unloaded, or failed).
+        error_code: ``OK``, or ``UNKNOWN`` when loading failed.
+        error_message: why loading failed (``""`` when it did not).
+    """
+
+    version: int
+    state: str
+    error_code: str = "OK"
+    error_message: str = ""
+
+    def to_json(self) -> dict:
+        """The entry as TensorFlow Serving's JSON (version as a string, ``status`` object)."""
+        return {"version": str(self.version), "state": self.state,
+                "status": {"error_code": self.error_code, "error_message": self.error_message}}
+
+
+def _fingerprint(version_dir: pathlib.Path) -> tuple:
+    """Files and their newest modification time: a failed version is retried once it changes."""
+    newest, count = 0, 0
+    for root, _, files in os.walk(version_dir):
+        for name in files:
+            try:
+                newest = max(newest, os.stat(os.path.join(root, name)).st_mtime_ns)
+            except OSError:
+                continue
+            count += 1
+    return count, newest
+
+
+class VersionManager:
+    """Serves the newest versions under a model base path, as TensorFlow Serving's file-system source
+    and ``latest`` version policy do.
+
+    Every :meth:`poll` lists the numeric version directories, loads the ``num_versions`` highest that
+    have not failed, and only then unloads the versions no longer wanted, so a model stays available
+    while it changes version. A version that fails to load is logged once (one line naming its
+    directory), reported ``END`` with its error in :meth:`statuses`, and not retried until its files
+    change; the versions that load keep being served. :meth:`start` polls every ``poll_seconds`` from
+    a daemon thread.
+
+    Args:
+        model_base_path: directory of numeric version directories.
+        num_versions: how many of the highest versions to serve (``latest { num_versions }``).
+        poll_seconds: seconds between polls; 0 polls only at :meth:`start` (as
+            ``--file_system_poll_wait_seconds=0`` does).
+        warn: receives one line per version that fails to load.
+        loader: ``loader(version, directory) -> ModelVersion`` (default :func:`load_version`).
+    """
+
+    def __init__(self, model_base_path: os.PathLike | str, num_versions: int = 1, poll_seconds: float = 1.0,
+                 warn: Callable[[str], None] = print, loader: Callable[[int, pathlib.Path], ModelVersion] = None):
+        if num_versions < 1:
+            raise ValueError(f"num_versions must be >= 1, found {num_versions}")
+        self.base = pathlib.Path(model_base_path)
+        self.num_versions = num_versions
+        self.poll_seconds = poll_seconds
+        self.warn = warn
+        self.loader = loader or load_version
+        self._loaded: dict = {}
+        self._failed: dict = {}  # version -> fingerprint of the directory that failed
+        self._states: dict = {}  # version -> VersionStatus
+        self._available: dict = {}
+        self._lock = threading.Lock()
+        self._poll_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def available(self) -> dict:
+        """The versions being served, ``{version: ModelVersion}`` ascending (a snapshot)."""
+        return self._available
+
+    def statuses(self) -> list:
+        """Every version seen, highest first, as :class:`VersionStatus`."""
+        with self._lock:
+            return [self._states[v] for v in sorted(self._states, reverse=True)]
+
+    def _set(self, status: VersionStatus) -> None:
+        with self._lock:
+            self._states[status.version] = status
+
+    def poll(self) -> None:
+        """Bring the served versions in line with the base path once (see the class description)."""
+        with self._poll_lock:
+            candidates = _scan(self.base)[0] if self.base.is_dir() else {}
+            for version in [v for v in self._failed if v in candidates]:
+                if _fingerprint(candidates[version]) != self._failed[version]:
+                    del self._failed[version]  # changed since it failed: try again
+            while True:
+                wanted = [v for v in sorted(candidates, reverse=True) if v not in self._failed][: self.num_versions]
+                to_load = [v for v in wanted if v not in self._loaded]
+                if not to_load:
+                    break
+                for version in to_load:
+                    self._load(version, candidates[version])
+            if not wanted:  # nothing loadable left on disk: keep serving what is loaded
+                return
+            for version in [v for v in self._loaded if v not in wanted]:
+                self._set(VersionStatus(version, UNLOADING))
+                del self._loaded[version]
+                self._set(VersionStatus(version, END))
+            self._available = dict(sorted(self._loaded.items()))
+
+    def _load(self, version: int, directory: pathlib.Path) -> None:
+        self._set(VersionStatus(version, LOADING))
+        try:
+            self._loaded[version] = self.loader(version, directory)
+        except Exception as error:  # noqa: BLE001 - whatever breaks one version must not stop serving the others
+            self._failed[version] = _fingerprint(directory)
+            text = error.message if isinstance(error, DataFormatError) else str(error)
+            reason = " ".join(text.split()) or type(error).__name__
+            self._set(VersionStatus(version, END, "UNKNOWN", f"could not load {directory}: {reason}"))
+            self.warn(f"version {version} at {directory} failed to load and is skipped: {reason}")
+            return
+        self._set(VersionStatus(version, AVAILABLE))
+
+    def start(self) -> "VersionManager":
+        """Poll once, then keep polling from a daemon thread when ``poll_seconds > 0``.
+
+        Returns:
+            This manager.
+
+        Raises:
+            DataFormatError: the base path is missing, holds no version directory, or none loaded.
+        """
+        find_versions(self.base, self.warn)
+        self.poll()
+        if not self._available:
+            failed = "; ".join(s.error_message for s in self.statuses() if s.error_message)
+            raise DataFormatError(self.base, None, f"expected a loadable SavedModel version, none loaded: {failed}")
+        if self.poll_seconds > 0:
+            self._thread = threading.Thread(target=self._poll_forever, name="model-version-poll", daemon=True)
+            self._thread.start()
+        return self
+
+    def _poll_forever(self) -> None:
+        while not self._stop.wait(self.poll_seconds):
+            try:
+                self.poll()
+            except OSError as error:  # the base path went away or is unreadable: keep what is served
+                self.warn(f"polling {self.base} failed, serving the loaded versions: {error}")
+
+    def stop(self) -> None:
+        """Stop polling (the loaded versions stay usable)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+
+__all__: Sequence[str] = ["AVAILABLE", "END", "LOADING", "ModelVersion", "START", "UNLOADING", "VersionManager",
+                          "VersionStatus", "find_versions", "load_version"]

@@ -1,0 +1,216 @@
+"""Request limits and input checks run in Python before a request reaches TensorFlow.
+
+A request's cost grows with its sentences' lengths (attention and the biaffine scorers hold
+``[T, T, ...]`` tensors), so the server refuses, with a 400 naming the limit, requests whose
+sentences or padded batch exceed what the model is served for (:class:`RequestLimits`). The inputs
+the project's exports take by name are checked against the sentences they belong to, so a bad value
+is a 400 naming the field, the instance and the token instead of a silently shifted answer or a graph
+error:
+
+- ``tokens`` (string ``[batch, time]``): a sentence is its tokens up to the last non-empty one; ``""``
+  only pads at the end, an empty token before a non-empty one is refused;
+- ``parse_heads`` (integer ``[batch, time]``): CoNLL-U heads, ``0..length`` (0 = root) on every token
+  of the sentence, ``-1`` on padding only;
+- ``predicate_index`` (integer ``[batch]``): a token index ``0..length-1`` of its sentence (the
+  sentence is ``tokens``, or ``sentences`` split on whitespace).
+
+Any other input is only counted against the limits. Errors the model raises itself are turned into
+one line by :func:`graph_error_message`, which never passes on TensorFlow's node or op names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import re
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from export.serving_codec import BadRequest, Signature
+
+#: Used when neither a flag nor the model's run config gives the limit.
+FALLBACK_MAX_TOKENS_PER_SENTENCE = 512
+FALLBACK_MAX_TOKENS_PER_REQUEST = 8192
+DEFAULT_MAX_SENTENCES_PER_REQUEST = 256
+
+# Words and punctuation marks: at least as many pieces as whitespace splitting or the export's
+# in-graph tokeniser makes of a raw sentence, so the count bounds the tokens the model will see.
+_TOKEN_PIECES = re.compile(r"\w+|[^\w\s]")
+# The export's in-graph checks (export/saved_model.py) start their messages with the input's name.
+_FIELD_MESSAGE = re.compile(r"\b(predicate_index|parse_heads): ([^;\]\n]*)")
+# tf.debugging.assert_* put their ``message`` first: "assertion failed: [message] [Condition ...".
+_ASSERT_MESSAGE = re.compile(r"assertion failed: \[([^\]\n]+)\]")
+
+
+@dataclasses.dataclass(frozen=True)
+class RequestLimits:
+    """Limits on one ``:predict`` request; ``None`` takes the model's default (:meth:`resolve`).
+
+    Args:
+        max_tokens_per_sentence: the longest sentence (its padded width for ``tokens`` inputs,
+            words and punctuation marks for raw-sentence inputs).
+        max_tokens_per_request: sentences × padded width, the batch's token count as training
+            counts it against its token budget.
+        max_sentences_per_request: the batch size.
+    """
+
+    max_tokens_per_sentence: Optional[int] = None
+    max_tokens_per_request: Optional[int] = None
+    max_sentences_per_request: Optional[int] = None
+
+    def resolve(self, training_token_budget: Optional[int]) -> "RequestLimits":
+        """These limits with every ``None`` replaced by the model's default.
+
+        Args:
+            training_token_budget: the run's ``train.batch_tokens`` (the most tokens a training batch
+                held, so the longest sentence the model was trained on), or ``None`` when the export
+                carries no run config.
+
+        Returns:
+            A :class:`RequestLimits` with no ``None`` field.
+        """
+        sentence = training_token_budget or FALLBACK_MAX_TOKENS_PER_SENTENCE
+        request = training_token_budget or FALLBACK_MAX_TOKENS_PER_REQUEST
+        return RequestLimits(
+            self.max_tokens_per_sentence or sentence,
+            self.max_tokens_per_request or request,
+            self.max_sentences_per_request or DEFAULT_MAX_SENTENCES_PER_REQUEST,
+        )
+
+
+def training_token_budget(version_dir: pathlib.Path) -> Optional[int]:
+    """``train.batch_tokens`` from the export's ``assets/config.json`` (written by ``export_run``).
+
+    Args:
+        version_dir: a SavedModel version directory.
+
+    Returns:
+        The budget, or ``None`` when the export has no readable run config.
+    """
+    path = pathlib.Path(version_dir) / "assets" / "config.json"
+    try:
+        budget = json.loads(path.read_text(encoding="utf-8"))["train"]["batch_tokens"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return int(budget) if isinstance(budget, int) and budget > 0 else None
+
+
+def _is_token_input(signature: Signature, name: str) -> bool:
+    spec = signature.inputs[name]
+    return spec.dtype == "DT_STRING" and spec.shape is not None and len(spec.shape) == 2
+
+
+def _sentence_lengths(tokens: np.ndarray) -> np.ndarray:
+    """Per row, the index after the last non-empty token; refuses empty tokens before it."""
+    width = tokens.shape[1]
+    if tokens.size == 0:
+        return np.zeros(tokens.shape[0], dtype=np.int64)
+    filled = np.vectorize(bool, otypes=[bool])(tokens)
+    lengths = np.where(filled.any(axis=1), width - np.argmax(filled[:, ::-1], axis=1), 0)
+    inside = np.arange(width)[None, :] < lengths[:, None]
+    holes = np.argwhere(inside & ~filled)
+    if len(holes):
+        row, column = (int(v) for v in holes[0])
+        raise BadRequest(f"tokens: instance {row} has an empty token at index {column} before non-empty tokens; "
+                         "\"\" may only pad the end of a sentence")
+    return lengths
+
+
+def _limit_error(what: str, found: int, limit: int, flag: str) -> BadRequest:
+    return BadRequest(f"{what}: {found} is over the limit of {limit} ({flag})")
+
+
+def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits: RequestLimits) -> None:
+    """Refuse a request over ``limits`` or with inputs that do not fit their sentences.
+
+    Args:
+        arrays: the request's inputs as the codec converted them.
+        signature: the signature they are for.
+        limits: resolved limits (no ``None``).
+
+    Raises:
+        BadRequest: one line naming the limit or the field, instance and token.
+    """
+    batch = max((a.shape[0] for a in arrays.values() if a.ndim >= 1), default=0)
+    if batch > limits.max_sentences_per_request:
+        raise _limit_error("sentences per request", batch, limits.max_sentences_per_request,
+                           "--max_sentences_per_request")
+    lengths = None
+    for name, array in arrays.items():
+        if _is_token_input(signature, name):
+            width = array.shape[1]
+            if width > limits.max_tokens_per_sentence:
+                raise _limit_error(f"tokens per sentence ('{name}' is {width} tokens wide)", width,
+                                   limits.max_tokens_per_sentence, "--max_tokens_per_sentence")
+            if array.size > limits.max_tokens_per_request:
+                raise _limit_error(f"tokens per request ('{name}': {batch} sentences x {width} tokens)", array.size,
+                                   limits.max_tokens_per_request, "--max_tokens_per_request")
+            if name == "tokens":
+                lengths = _sentence_lengths(array)
+        elif signature.inputs[name].dtype == "DT_STRING" and array.ndim == 1:
+            counts = [len(_TOKEN_PIECES.findall(v.decode("utf-8", "replace"))) for v in array.tolist()]
+            longest = max(counts, default=0)
+            if longest > limits.max_tokens_per_sentence:
+                raise _limit_error(f"tokens per sentence ('{name}' instance {counts.index(longest)} has {longest} "
+                                   "words and punctuation marks)", longest, limits.max_tokens_per_sentence,
+                                   "--max_tokens_per_sentence")
+            if batch * longest > limits.max_tokens_per_request:
+                raise _limit_error(f"tokens per request ('{name}': {batch} sentences x {longest} tokens)",
+                                   batch * longest, limits.max_tokens_per_request, "--max_tokens_per_request")
+            if name == "sentences":
+                lengths = np.array([len(v.split()) for v in array.tolist()], dtype=np.int64)
+    if lengths is None:
+        return
+    if "parse_heads" in arrays and arrays["parse_heads"].ndim == 2:
+        _check_heads(arrays["parse_heads"], lengths)
+    if "predicate_index" in arrays and arrays["predicate_index"].ndim == 1:
+        _check_predicates(arrays["predicate_index"], lengths)
+
+
+def _check_heads(heads: np.ndarray, lengths: np.ndarray) -> None:
+    positions = np.arange(heads.shape[1])[None, :]
+    inside = positions < lengths[:, None]
+    valid = np.where(inside, (heads >= 0) & (heads <= lengths[:, None]), heads == -1)
+    bad = np.argwhere(~valid)
+    if len(bad):
+        row, column = (int(v) for v in bad[0])
+        length = int(lengths[row])
+        where = f"token {column} of its {length} tokens" if column < length else f"padding position {column}"
+        raise BadRequest(f"parse_heads: instance {row} has head {int(heads[row, column])} at {where}; expected "
+                         f"0..{length} (0 = root) on every token and -1 only on padding")
+
+
+def _check_predicates(indices: np.ndarray, lengths: np.ndarray) -> None:
+    if indices.shape[0] != lengths.shape[0]:
+        raise BadRequest(f"predicate_index: expected one index per sentence ({lengths.shape[0]}), "
+                         f"found {indices.shape[0]}")
+    bad = np.flatnonzero((indices < 0) | (indices >= lengths))
+    if len(bad):
+        row = int(bad[0])
+        raise BadRequest(f"predicate_index: instance {row} is {int(indices[row])}; expected a token index in "
+                         f"0..{int(lengths[row]) - 1} (its sentence has {int(lengths[row])} tokens)")
+
+
+def graph_error_message(signature_name: str, message: str) -> str:
+    """One clean line for an error TensorFlow raised while running a signature.
+
+    Args:
+        signature_name: the signature that ran.
+        message: the ``tf.errors.OpError`` message (graph node names, op names, stack lines).
+
+    Returns:
+        The export's own check message naming its field (``parse_heads: expected ...``), else the
+        message given to a ``tf.debugging`` assertion, else a line naming only the signature.
+    """
+    field = _FIELD_MESSAGE.search(message)
+    if field:
+        return f"{field.group(1)}: {field.group(2).strip().rstrip(';,')}"
+    asserted = _ASSERT_MESSAGE.search(message)
+    if asserted and "Condition" not in asserted.group(1):
+        return f"signature '{signature_name}' refused the inputs: {asserted.group(1).strip()}"
+    return f"signature '{signature_name}' could not run on these inputs (shapes or values it does not accept)"
+
+
+__all__: Sequence[str] = ["RequestLimits", "check_request", "graph_error_message", "training_token_budget"]

@@ -1,0 +1,135 @@
+"""The version manager behind the REST server: new versions are picked up while serving, a version
+that fails to load is skipped with one log line and the good one keeps serving, and the model status
+lists every version with its state in TensorFlow Serving's ``model_version_status`` shape.
+
+Model base paths are built in ``tmp_path`` from copies of the tiny model's versions (``conftest.py``:
+``scaled_length`` is ``length * 0.25`` in version 1 and ``length * 0.5`` in version 2, so answers say
+which version ran).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+
+from data_pipeline.errors import DataFormatError
+from tests.export import rest_cases
+
+POLL = 1.0  # seconds between polls of the test servers
+
+
+def _install(source, base, version: int) -> None:
+    """Copy a version in as TensorFlow Serving advises: write elsewhere, then rename into place."""
+    staging = base / f".incoming-{version}"
+    shutil.copytree(source, staging)
+    os.rename(staging, base / str(version))
+
+
+def _corrupt(base, version: int) -> None:
+    (base / str(version) / "variables").mkdir(parents=True)
+    (base / str(version) / "saved_model.pb").write_bytes(b"\x08\x96\x01 this is not a SavedModel proto \xff" * 8)
+
+
+def _scale(server, version=None) -> tuple:
+    path = rest_cases.PREDICT if version is None else f"/v1/models/{rest_cases.MODEL}/versions/{version}:predict"
+    status, answer = rest_cases.request(server.url, "POST", path, {"instances": [["a", "b"]]})
+    return status, (answer["predictions"][0]["scaled_length"] / 2 if status == 200 else answer)
+
+
+def _status(server) -> dict:
+    status, answer = rest_cases.request(server.url, "GET", f"/v1/models/{rest_cases.MODEL}")
+    assert status == 200
+    return {entry["version"]: entry for entry in answer["model_version_status"]}
+
+
+def _start(base, warnings: list):
+    from export import rest_server
+
+    server = rest_server.make_server(rest_cases.MODEL, base, port=0, warn=warnings.append, poll_seconds=POLL)
+    server.start_in_thread()
+    return server
+
+
+def _wait_for(condition, seconds: float) -> float:
+    """Seconds until ``condition()`` held; fails after ``seconds``."""
+    started = time.monotonic()
+    while not condition():
+        assert time.monotonic() - started < seconds, f"not within {seconds} s"
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def test_a_version_copied_in_while_serving_is_served_within_two_polls(tiny_model_base, tmp_path):
+    base = tmp_path / rest_cases.MODEL
+    base.mkdir()
+    _install(tiny_model_base / "1", base, 1)
+    server = _start(base, [])
+    try:
+        assert _scale(server) == (200, 0.25)
+        _install(tiny_model_base / "2", base, 2)
+        elapsed = _wait_for(lambda: _scale(server) == (200, 0.5), 2 * POLL)
+        assert elapsed < 2 * POLL
+        # latest policy: the old version is unloaded once the new one is available
+        _wait_for(lambda: _status(server)["1"]["state"] == "END", POLL)
+        assert _status(server) == {
+            "2": {"version": "2", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}},
+            "1": {"version": "1", "state": "END", "status": {"error_code": "OK", "error_message": ""}}}
+        status, answer = _scale(server, 1)
+        assert status == 404 and "Specific(tiny, 1)" in answer["error"]
+    finally:
+        server.stop()
+
+
+def test_a_corrupt_version_beside_a_good_one_is_skipped_with_one_log_line(tiny_model_base, tmp_path):
+    """The earlier server did not start at all (a DecodeError traceback without the path)."""
+    base = tmp_path / rest_cases.MODEL
+    base.mkdir()
+    _install(tiny_model_base / "1", base, 1)
+    _corrupt(base, 2)
+    warnings: list = []
+    server = _start(base, warnings)
+    try:
+        assert _scale(server) == (200, 0.25)
+        statuses = _status(server)
+        assert statuses["1"]["state"] == "AVAILABLE"
+        assert statuses["2"]["state"] == "END" and statuses["2"]["status"]["error_code"] == "UNKNOWN"
+        assert str(base / "2") in statuses["2"]["status"]["error_message"]
+        time.sleep(2.5 * POLL)  # further polls do not retry the unchanged directory nor log again
+        assert len(warnings) == 1 and "\n" not in warnings[0]
+        assert warnings[0].startswith(f"version 2 at {base / '2'} failed to load and is skipped: ")
+        assert "saved_model.pb" in warnings[0]
+        # once the directory is replaced by a good version it is loaded and served
+        shutil.rmtree(base / "2")
+        _install(tiny_model_base / "2", base, 2)
+        _wait_for(lambda: _scale(server) == (200, 0.5), 2 * POLL + 1)
+        assert _status(server)["2"]["state"] == "AVAILABLE"
+    finally:
+        server.stop()
+
+
+def test_no_loadable_version_is_one_error_naming_the_paths(tmp_path):
+    from export import rest_server
+
+    base = tmp_path / rest_cases.MODEL
+    _corrupt(base, 3)
+    with pytest.raises(DataFormatError) as info:
+        rest_server.make_server(rest_cases.MODEL, base, port=0, warn=lambda m: None)
+    message = str(info.value)
+    assert message.startswith(f"{base}: expected a loadable SavedModel version, none loaded: could not load {base / '3'}")
+    assert "Traceback" not in message
+
+
+def test_num_versions_serves_the_highest_ones(tiny_model_base, tmp_path):
+    from export.model_versions import VersionManager
+
+    base = tmp_path / rest_cases.MODEL
+    base.mkdir()
+    for version in (1, 2):
+        _install(tiny_model_base / str(version), base, version)
+    one = VersionManager(base, num_versions=1, poll_seconds=0).start()
+    both = VersionManager(base, num_versions=2, poll_seconds=0).start()
+    assert list(one.available()) == [2] and list(both.available()) == [1, 2]
+    assert [s.version for s in one.statuses()] == [2]
