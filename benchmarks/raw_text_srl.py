@@ -5,7 +5,8 @@ next to the same model's F1 on the gold tokens, and both paths' speed.
 Alignment: gold tokens get character offsets by walking their forms through the ``# text`` string.
 A predicted argument counts only if its character span starts at a gold token's start and ends at a
 gold token's end (then it becomes that gold-token span); a predicted predicate maps to the gold token
-whose span contains its first character. Anything that does not align is dropped and counted, so
+whose span contains its first character (a second predicate inside the same gold token is dropped).
+Anything that does not align is dropped and counted, so
 tokenisation errors cost recall (and the tokens they touch), as in a real pipeline.
 
 Run: ``PYTHONPATH=. python benchmarks/raw_text_srl.py RUN [--split test] [--out benchmarks/out/raw_text_srl.json]``
@@ -62,11 +63,13 @@ def align(result, gold_sentence, text, counts):
     by_end = {span[1]: i for i, span in enumerate(offsets) if span}
     lemmas = {p.position: p.lemma for p in gold_sentence.predicates}
     predicates = []
+    taken = set()
     for frame in result["predicates"]:
         position = next((i for i, span in enumerate(offsets) if span and span[0] <= frame["start"] < span[1]), None)
-        if position is None:
+        if position is None or position in taken:  # no gold token, or a second predicate inside one
             counts["predicates_unaligned"] += 1
             continue
+        taken.add(position)
         spans = [Span(position, position, "V")]
         for argument in frame["arguments"]:
             start, end = by_start.get(argument["start"]), by_end.get(argument["end"])
