@@ -252,9 +252,10 @@ class Vocabularies:
         joint: set[str] = set()
         dep_labels: set[str] = set()
         bio = BioReport()
-        n_sentences = 0
+        n_sentences = longest = 0
         for sentence in sentences:
             n_sentences += 1
+            longest = max(longest, len(sentence))
             word_counts.update(normalise_word(w) for w in sentence.words)
             for predicate in sentence.predicates:
                 tags, dropped = predicate_bio_tags(predicate, len(sentence))
@@ -276,6 +277,7 @@ class Vocabularies:
         info = {
             "min_count": min_count,
             "sentences": n_sentences,
+            "longest_sentence": longest,
             "word_types": len(word_counts),
             "words_below_min_count": below,
             "bio": bio.as_dict(),

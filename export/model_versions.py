@@ -22,7 +22,7 @@ import threading
 from typing import Any, Callable, Optional, Sequence
 
 from data_pipeline.errors import DataFormatError
-from export.request_limits import training_token_budget
+from export.request_limits import longest_training_sentence, training_token_budget
 from export.serving_codec import InputSpec, Signature
 
 
@@ -40,6 +40,8 @@ class ModelVersion:
         training_token_budget: the run's ``train.batch_tokens`` from ``assets/config.json``, the
             default of the request limits (:class:`~export.request_limits.RequestLimits`); ``None``
             for exports without a run config.
+        longest_training_sentence: the longest training sentence from ``assets/vocab_info.json``,
+            the default tokens-per-sentence limit; ``None`` when the export does not record it.
     """
 
     version: int
@@ -48,6 +50,7 @@ class ModelVersion:
     signature_def_json: dict
     module: Any = None
     training_token_budget: Optional[int] = None
+    longest_training_sentence: Optional[int] = None
 
 
 def _dtype_name(enum_value: int) -> str:
@@ -126,7 +129,7 @@ def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
         )
     signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
     return ModelVersion(version, version_dir, signatures, signature_def_json, module,
-                        training_token_budget(version_dir))
+                        training_token_budget(version_dir), longest_training_sentence(version_dir))
 
 
 def _scan(base: pathlib.Path) -> tuple:

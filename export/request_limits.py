@@ -60,18 +60,21 @@ class RequestLimits:
     max_tokens_per_request: Optional[int] = None
     max_sentences_per_request: Optional[int] = None
 
-    def resolve(self, training_token_budget: Optional[int]) -> "RequestLimits":
+    def resolve(self, training_token_budget: Optional[int],
+                longest_training_sentence: Optional[int] = None) -> "RequestLimits":
         """These limits with every ``None`` replaced by the model's default.
 
         Args:
             training_token_budget: the run's ``train.batch_tokens`` (the most tokens a training batch
-                held, so the longest sentence the model was trained on), or ``None`` when the export
-                carries no run config.
+                held), or ``None`` when the export carries no run config.
+            longest_training_sentence: the longest sentence of the training data (the model never saw
+                a longer one, and the ``[T, T, ...]`` scores grow with its square), or ``None`` when the
+                export does not record it; then the token budget bounds a sentence.
 
         Returns:
             A :class:`RequestLimits` with no ``None`` field.
         """
-        sentence = training_token_budget or FALLBACK_MAX_TOKENS_PER_SENTENCE
+        sentence = longest_training_sentence or training_token_budget or FALLBACK_MAX_TOKENS_PER_SENTENCE
         request = training_token_budget or FALLBACK_MAX_TOKENS_PER_REQUEST
         return RequestLimits(
             self.max_tokens_per_sentence or sentence,
@@ -95,6 +98,17 @@ def training_token_budget(version_dir: pathlib.Path) -> Optional[int]:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return int(budget) if isinstance(budget, int) and budget > 0 else None
+
+
+def longest_training_sentence(version_dir: pathlib.Path) -> Optional[int]:
+    """``longest_sentence`` from the export's ``assets/vocab_info.json`` (the run's vocabulary
+    statistics, copied by ``export_run``), or ``None`` when the export does not record it."""
+    path = pathlib.Path(version_dir) / "assets" / "vocab_info.json"
+    try:
+        longest = json.loads(path.read_text(encoding="utf-8"))["longest_sentence"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return int(longest) if isinstance(longest, int) and longest > 0 else None
 
 
 def _is_token_input(signature: Signature, name: str) -> bool:
@@ -213,4 +227,5 @@ def graph_error_message(signature_name: str, message: str) -> str:
     return f"signature '{signature_name}' could not run on these inputs (shapes or values it does not accept)"
 
 
-__all__: Sequence[str] = ["RequestLimits", "check_request", "graph_error_message", "training_token_budget"]
+__all__: Sequence[str] = ["RequestLimits", "check_request", "graph_error_message", "longest_training_sentence",
+                          "training_token_budget"]

@@ -173,7 +173,7 @@ class PredictionService:
             return loaded.signatures[signature_name]
 
         signature, form, arrays = parse_predict_request(body, get_signature)
-        check_request(arrays, signature, self.limits.resolve(loaded.training_token_budget))
+        check_request(arrays, signature, self.limits.resolve(loaded.training_token_budget, loaded.longest_training_sentence))
         try:
             tensors = {key: tf.constant(value, dtype=tf.as_dtype(NUMPY_DTYPES[signature.inputs[key].dtype]))
                        for key, value in arrays.items()}

@@ -259,4 +259,7 @@ def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: 
     """Export the run's model to ``out_dir`` (e.g. ``exports/srl/1``, TF-Serving layout); float32."""
     out_dir = export_model(load_run(run_dir, weights, dtype_policy="float32"), out_dir)
     shutil.copy(pathlib.Path(run_dir) / "config.json", out_dir / "assets" / "config.json")
+    info = pathlib.Path(run_dir) / "vocab" / "vocab_info.json"  # the training data's sizes (request limits)
+    if info.exists():
+        shutil.copy(info, out_dir / "assets" / "vocab_info.json")
     return out_dir

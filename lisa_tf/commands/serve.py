@@ -61,8 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rest_api_max_connections", type=_positive, default=None,
                         help="open connections held at once; more are answered 503 (default 1000)")
     parser.add_argument("--max_tokens_per_sentence", type=_positive, default=None,
-                        help="refuse longer sentences with 400 (default: the run's train.batch_tokens from the "
-                             "export's assets/config.json, the longest sentence training could hold; else 512)")
+                        help="refuse longer sentences with 400 (default: the longest training sentence, from the "
+                             "export's assets/vocab_info.json; else the run's train.batch_tokens; else 512)")
     parser.add_argument("--max_tokens_per_request", type=_positive, default=None,
                         help="refuse requests whose sentences x padded width is larger, with 400 (default: the "
                              "run's train.batch_tokens, as a training batch; else 8192)")

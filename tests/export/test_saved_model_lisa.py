@@ -134,14 +134,17 @@ def test_rest_refuses_an_empty_token_inside_a_sentence(lisa_server):
     assert answer["error"].startswith("tokens: instance 1 has an empty token at index 1 before non-empty tokens")
 
 
-def test_rest_sentence_limit_defaults_to_the_runs_token_budget(lisa_export, lisa_server):
+def test_rest_sentence_limit_defaults_to_the_longest_training_sentence(lisa_export, lisa_server):
     run, _ = lisa_export
-    budget = load_run_config(run).train.batch_tokens
-    assert _post(lisa_server, {"instances": [["word"] * 8]})[0] == 200
-    status, answer = _post(lisa_server, {"instances": [["word"] * (budget + 1)]})
+    config = load_run_config(run)
+    sentences = read_split(config.data.train, config.data.format, None, config.data.max_train_sentences)
+    longest = max(len(s) for s in sentences)  # what the tiny run was trained on
+    assert longest < config.train.batch_tokens
+    assert _post(lisa_server, {"instances": [["word"] * longest]})[0] == 200
+    status, answer = _post(lisa_server, {"instances": [["word"] * (longest + 1)]})
     assert status == 400
-    assert answer["error"] == (f"tokens per sentence ('tokens' is {budget + 1} tokens wide): {budget + 1} is over the "
-                               f"limit of {budget} (--max_tokens_per_sentence)")
+    assert answer["error"] == (f"tokens per sentence ('tokens' is {longest + 1} tokens wide): {longest + 1} is over the "
+                               f"limit of {longest} (--max_tokens_per_sentence)")
 
 
 def test_the_exports_parse_check_is_reported_as_one_line(lisa_export):
@@ -157,8 +160,8 @@ def test_the_exports_parse_check_is_reported_as_one_line(lisa_export):
 
 
 def test_oversize_requests_are_refused_before_the_model_and_memory_stays_bounded(lisa_server):
-    """A 5,000-token sentence (the earlier server grew to 13.6 GB and hit a TF OOM), 200 sentences of 50
-    tokens, and a 50 MB body of ~10 million tokens (``std::bad_alloc``): 400, 400 and 413, and the
+    """A 5,000-token sentence (the earlier server grew to 13.6 GB and hit a TF OOM), 200 sentences of 10
+    tokens (each within the sentence limit, together over the run's 1,024-token budget), and a 50 MB body of ~10 million tokens (``std::bad_alloc``): 400, 400 and 413, and the
     test process (server included) stays under 3 GB."""
     import json
     import resource
@@ -167,7 +170,7 @@ def test_oversize_requests_are_refused_before_the_model_and_memory_stays_bounded
 
     status, answer = _post(lisa_server, {"instances": [["word"] * 5000]})
     assert status == 400 and "(--max_tokens_per_sentence)" in answer["error"]
-    status, answer = _post(lisa_server, {"instances": [["word"] * 50] * 200})
+    status, answer = _post(lisa_server, {"instances": [["word"] * 10] * 200})
     assert status == 400 and "(--max_tokens_per_request)" in answer["error"]
     body = b'{"instances": [[' + b",".join([b'"w"'] * 10_000_000) + b"]]}"
     assert len(body) > 40_000_000
