@@ -13,7 +13,8 @@ which replace the old once loaded; a version that fails to load is logged once a
 without ``/versions/V`` use the highest available. Limits (request size, tokens, connections,
 deadlines) are flags too; over a limit the answer is a 400/408/413/503 naming it. When the server is
 ready it prints one line with its URL (with the chosen port when ``--rest_api_port 0`` asks for a
-free one); it stops on Ctrl-C or SIGTERM.
+free one); it stops on Ctrl-C or SIGTERM. ``--enable_batching`` (or ``--batching_parameters_file``)
+joins concurrent requests into shared model calls (:mod:`export.batching`).
 """
 
 from __future__ import annotations
@@ -68,12 +69,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "run's train.batch_tokens, as a training batch; else 8192)")
     parser.add_argument("--max_sentences_per_request", type=_positive, default=None,
                         help="refuse requests with more sentences, with 400 (default 256)")
+    parser.add_argument("--enable_batching", action="store_true",
+                        help="join concurrent requests to one signature into shared model calls, padded to a "
+                             "common width; each caller gets its own rows back")
+    parser.add_argument("--batching_parameters_file", default=None,
+                        help="BatchingParameters text proto (max_batch_size, batch_timeout_micros, "
+                             "num_batch_threads, and max_batch_tokens: sentences x widest sentence per call); "
+                             "implies --enable_batching")
     parser.add_argument("--log_requests", action="store_true", help="log one line per request to stderr")
 
 
 def run(args: argparse.Namespace) -> int:
     """Load the model, print the URL, serve until interrupted."""
     from export import rest_server
+    from export.batching import BatchingParameters, read_batching_parameters
     from export.request_limits import RequestLimits
 
     def warn(message: str) -> None:
@@ -86,11 +95,21 @@ def run(args: argparse.Namespace) -> int:
         kwargs["request_timeout"] = args.rest_api_timeout_in_ms / 1000.0
     if args.rest_api_max_connections is not None:
         kwargs["max_connections"] = args.rest_api_max_connections
+    batching = None
+    if args.batching_parameters_file is not None:
+        try:
+            batching = read_batching_parameters(args.batching_parameters_file)
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    elif args.enable_batching:
+        batching = BatchingParameters()
     limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request)
     server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,
                                      args.rest_api_port, warn=warn, limits=limits,
                                      num_versions=args.num_versions,
-                                     poll_seconds=max(args.file_system_poll_wait_seconds, 0.0), **kwargs)
+                                     poll_seconds=max(args.file_system_poll_wait_seconds, 0.0),
+                                     batching=batching, **kwargs)
     service = server.service
 
     def stop(signum, frame):  # uvicorn stops gracefully on SIGTERM, then passes the signal on here
