@@ -1,6 +1,7 @@
 """``python -m lisa_tf serve --model_name NAME --model_base_path DIR/NAME --rest_api_port PORT``.
 
-Serves an exported model over TensorFlow Serving's REST API (see :mod:`export.rest_server`). The
+Serves an exported model over TensorFlow Serving's REST API (see :mod:`export.rest_server`), and its
+gRPC API with ``--port`` (:mod:`export.grpc_server`). The
 flags are named as ``tensorflow_model_server``'s, so the same command line works with either server::
 
     python -m lisa_tf serve --model_name srl --model_base_path exports/srl --rest_api_port 8501
@@ -42,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model_name", required=True, help="the NAME in /v1/models/NAME")
     parser.add_argument("--model_base_path", required=True,
                         help="directory holding numeric version directories (1/, 2/, ...) of SavedModels")
+    parser.add_argument("--port", type=int, default=None,
+                        help="TCP port of the gRPC API (TensorFlow Serving's PredictionService and ModelService; "
+                             "off unless given, 0 picks a free port and prints it)")
     parser.add_argument("--rest_api_port", type=int, default=8501,
                         help="TCP port of the REST API (default 8501; 0 picks a free port and prints it)")
     parser.add_argument("--file_system_poll_wait_seconds", type=float, default=1.0,
@@ -121,11 +125,20 @@ def run(args: argparse.Namespace) -> int:
     signatures = ", ".join(sorted(available[service.latest].signatures))
     print(f"serving model '{service.model_name}' (versions {versions}; latest {service.latest}; "
           f"signatures {signatures})", flush=True)
+    grpc_server = None
+    if args.port is not None:
+        from export.grpc_server import GrpcServer
+
+        grpc_server = GrpcServer(service, args.rest_api_host, args.port, kwargs.get("max_body_bytes", rest_server.DEFAULT_MAX_BODY_BYTES),
+                                 args.rest_api_num_threads).start()
+        print(f"gRPC API at {grpc_server.target}", flush=True)
     print(f"REST API at {server.url}/v1/models/{service.model_name}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        if grpc_server is not None:
+            grpc_server.stop()
         service.versions.stop()
     return 0
