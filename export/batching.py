@@ -8,7 +8,7 @@ exactly its own rows back, cut to its own width, so an answer does not depend on
 with.
 
 Only requests that can be joined faithfully are: the row format (``instances``), inputs of the rank
-the signature declares, at most rank 2, and rank-2 inputs of one width. Whether a signature's outputs
+the signature declares, rank 1 or 2, and rank-2 inputs of one width. Whether a signature's outputs
 can be split back is learnt once per version and signature by a probe: its first request is run as
 sent and once more padded by one position, and the signature is batched only when every output
 dimension that is not fixed either grows with the width (a token axis, cut back per request) or is the
@@ -255,7 +255,8 @@ class Batcher:
             arrays: the request's checked inputs.
         """
         joinable = (form == "row" and _width(arrays) != -1
-                    and all(a.ndim <= 2 and a.ndim == len(signature.inputs[n].shape or ()) for n, a in arrays.items())
+                    and all(1 <= a.ndim <= 2 and a.ndim == len(signature.inputs[n].shape or ())
+                            for n, a in arrays.items())
                     and next(iter(arrays.values())).shape[0] <= self.parameters.max_batch_size)
         if not joinable:
             return self._call(signature, arrays)
