@@ -132,8 +132,12 @@ def _sentence_lengths(tokens: np.ndarray) -> np.ndarray:
     return lengths
 
 
+class LimitExceeded(BadRequest):
+    """A request over a limit: 400 over REST, ``RESOURCE_EXHAUSTED`` over gRPC."""
+
+
 def _limit_error(what: str, found: int, limit: int, flag: str) -> BadRequest:
-    return BadRequest(f"{what}: {found} is over the limit of {limit} ({flag})")
+    return LimitExceeded(f"{what}: {found} is over the limit of {limit} ({flag})")
 
 
 def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits: RequestLimits) -> None:
@@ -227,5 +231,5 @@ def graph_error_message(signature_name: str, message: str) -> str:
     return f"signature '{signature_name}' could not run on these inputs (shapes or values it does not accept)"
 
 
-__all__: Sequence[str] = ["RequestLimits", "check_request", "graph_error_message", "longest_training_sentence",
+__all__: Sequence[str] = ["LimitExceeded", "RequestLimits", "check_request", "graph_error_message", "longest_training_sentence",
                           "training_token_budget"]

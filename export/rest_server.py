@@ -76,6 +76,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from export.batching import Batcher, BatchingParameters
 from export.model_versions import ModelVersion, VersionManager
 from export.request_limits import RequestLimits, check_request, graph_error_message
 from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError, Signature,
@@ -105,6 +106,26 @@ _STATUS_PATH = re.compile(r"/v1/models(?:/([^/:]+))?(?:/versions/(\d+))?(/metada
 # --------------------------------------------------------------------------------------------------
 
 
+def run_signature(signature: Signature, arrays: dict) -> dict:
+    """Run ``signature`` on checked numpy inputs; its outputs as numpy arrays.
+
+    Raises:
+        BadRequest: the model refused the inputs (one line in the model's own words, without
+            TensorFlow's graph node or op names; TensorFlow Serving answers these 400).
+    """
+    import tensorflow as tf
+
+    try:
+        tensors = {key: tf.constant(value, dtype=tf.as_dtype(NUMPY_DTYPES[signature.inputs[key].dtype]))
+                   for key, value in arrays.items()}
+        results = signature.function(**tensors)
+        return {key: value.numpy() for key, value in results.items()}
+    except tf.errors.OpError as error:
+        raise BadRequest(graph_error_message(signature.name, error.message)) from None
+    except (TypeError, ValueError) as error:  # inputs the signature's function refuses before running
+        raise BadRequest(graph_error_message(signature.name, str(error))) from None
+
+
 class PredictionService:
     """Answers TensorFlow Serving REST requests for one model; independent of the HTTP layer.
 
@@ -113,12 +134,16 @@ class PredictionService:
         versions: the started :class:`~export.model_versions.VersionManager` whose available versions
             are served; requests without ``/versions/V`` go to the highest.
         limits: request limits; fields left ``None`` take each version's defaults.
+        batching: join concurrent requests into shared model calls (:mod:`export.batching`);
+            ``None`` runs each request on its own.
     """
 
-    def __init__(self, model_name: str, versions: VersionManager, limits: RequestLimits = RequestLimits()):
+    def __init__(self, model_name: str, versions: VersionManager, limits: RequestLimits = RequestLimits(),
+                 batching: Optional[BatchingParameters] = None):
         self.model_name = model_name
         self.versions = versions
         self.limits = limits
+        self.batcher = None if batching is None else Batcher(batching, run_signature)
 
     @property
     def latest(self) -> Optional[int]:
@@ -126,7 +151,8 @@ class PredictionService:
         return max(self.versions.available(), default=None)
 
     # -- lookup ----------------------------------------------------------------------------------
-    def _version(self, name: str, version: Optional[str]) -> ModelVersion:
+    def version(self, name: str, version: Optional[str]) -> ModelVersion:
+        """The loaded version a request names (the highest without ``version``), or a 404."""
         available = self.versions.available()
         spec = f"Latest({name})" if version is None else f"Specific({name}, {version})"
         if name != self.model_name or not available:
@@ -154,38 +180,32 @@ class PredictionService:
 
     def metadata(self, name: str, version: Optional[str]) -> dict:
         """``GET /v1/models/NAME[/versions/V]/metadata``: ``GetModelMetadataResponse`` as JSON."""
-        loaded = self._version(name, version)
+        loaded = self.version(name, version)
         return {
             "model_spec": {"name": self.model_name, "signature_name": "", "version": str(loaded.version)},
             "metadata": {"signature_def": {"signature_def": loaded.signature_def_json}},
         }
 
+    def signature(self, loaded: ModelVersion, signature_name: str) -> Signature:
+        """``loaded``'s signature ``signature_name``, or a 400 naming the available ones."""
+        if signature_name not in loaded.signatures:
+            raise BadRequest(f"Serving signature name: \"{signature_name}\" not found in signature def "
+                             f"(available: {', '.join(sorted(loaded.signatures))})")
+        return loaded.signatures[signature_name]
+
+    def run(self, loaded: ModelVersion, signature: Signature, form: str, arrays: dict) -> dict:
+        """Check decoded inputs against the request limits and run them (joined with others when
+        batching); the outputs as numpy arrays. Shared by the REST and gRPC APIs."""
+        check_request(arrays, signature, self.limits.resolve(loaded.training_token_budget, loaded.longest_training_sentence))
+        if self.batcher is None:
+            return run_signature(signature, arrays)
+        return self.batcher.predict((loaded.version, id(loaded)), signature, form, arrays)
+
     def predict(self, name: str, version: Optional[str], body: bytes) -> dict:
         """``POST /v1/models/NAME[/versions/V]:predict``: run a signature on a JSON request."""
-        import tensorflow as tf
-
-        loaded = self._version(name, version)
-
-        def get_signature(signature_name: str) -> Signature:
-            if signature_name not in loaded.signatures:
-                raise BadRequest(f"Serving signature name: \"{signature_name}\" not found in signature def "
-                                 f"(available: {', '.join(sorted(loaded.signatures))})")
-            return loaded.signatures[signature_name]
-
-        signature, form, arrays = parse_predict_request(body, get_signature)
-        check_request(arrays, signature, self.limits.resolve(loaded.training_token_budget, loaded.longest_training_sentence))
-        try:
-            tensors = {key: tf.constant(value, dtype=tf.as_dtype(NUMPY_DTYPES[signature.inputs[key].dtype]))
-                       for key, value in arrays.items()}
-            results = signature.function(**tensors)
-            outputs = {key: value.numpy() for key, value in results.items()}
-        except tf.errors.OpError as error:
-            # TensorFlow Serving answers graph errors (InvalidArgument etc.) with 400; the message is
-            # cut down to the model's own words, without graph node or op names.
-            raise BadRequest(graph_error_message(signature.name, error.message)) from None
-        except (TypeError, ValueError) as error:  # inputs the signature's function refuses before running
-            raise BadRequest(graph_error_message(signature.name, str(error))) from None
-        return outputs_to_json(outputs, form)
+        loaded = self.version(name, version)
+        signature, form, arrays = parse_predict_request(body, lambda key: self.signature(loaded, key))
+        return outputs_to_json(self.run(loaded, signature, form, arrays), form)
 
     def handle(self, method: str, path: str, body: bytes) -> dict:
         """Route one request; returns the response object or raises :class:`RestError`.
@@ -499,7 +519,8 @@ class RestServer:
 
 def make_server(model_name: str, model_base_path: os.PathLike | str, host: str = "127.0.0.1", port: int = 0,
                 warn: Callable[[str], None] = print, limits: RequestLimits = RequestLimits(), num_versions: int = 1,
-                poll_seconds: float = 1.0, **kwargs: Any) -> RestServer:
+                poll_seconds: float = 1.0, batching: Optional[BatchingParameters] = None,
+                **kwargs: Any) -> RestServer:
     """Load the model's newest versions and bind a :class:`RestServer` (not yet serving).
 
     Args:
@@ -511,6 +532,7 @@ def make_server(model_name: str, model_base_path: os.PathLike | str, host: str =
         limits: request limits (``None`` fields: each version's defaults).
         num_versions: how many of the highest versions to serve (TensorFlow Serving's ``latest`` policy).
         poll_seconds: seconds between polls of ``model_base_path`` for new versions (0: at start only).
+        batching: join concurrent requests into shared model calls (``None``: each runs alone).
         **kwargs: further :class:`RestServer` arguments.
 
     Returns:
@@ -521,7 +543,10 @@ def make_server(model_name: str, model_base_path: os.PathLike | str, host: str =
     """
     versions = VersionManager(model_base_path, num_versions, poll_seconds, warn).start()
     try:
-        return RestServer(PredictionService(model_name, versions, limits), host, port, **kwargs)
+        if batching is not None and kwargs.get("num_threads") is None:
+            # requests wait for each other inside the pool: it must hold a full batch beside the running one
+            kwargs["num_threads"] = (os.cpu_count() or 1) + batching.max_batch_size
+        return RestServer(PredictionService(model_name, versions, limits, batching), host, port, **kwargs)
     except OSError:
         versions.stop()
         raise

@@ -281,8 +281,8 @@ def json_to_array(value: Any, spec: InputSpec) -> np.ndarray:
     return array.reshape(shape)
 
 
-def _check_declared_shapes(arrays: Mapping[str, np.ndarray], signature: Signature) -> None:
-    """Each input's shape fits its declaration; same-declared inputs of rank >= 2 agree."""
+def check_declared_shapes(arrays: Mapping[str, np.ndarray], signature: Signature) -> None:
+    """Each input's shape fits its declaration; same-declared inputs of rank >= 2 agree (else a 400)."""
     for name, array in arrays.items():
         spec = signature.inputs[name]
         if spec.shape is None:
@@ -424,7 +424,7 @@ def parse_predict_request(body: bytes, get_signature: Callable[[str], Signature]
             raise BadRequest("Missing 'inputs' or 'instances' key")
     except RecursionError:
         raise BadRequest("input lists are nested too deeply") from None
-    _check_declared_shapes(arrays, signature)
+    check_declared_shapes(arrays, signature)
     return signature, form, arrays
 
 
@@ -494,5 +494,5 @@ def error_body(message: str) -> bytes:
 
 __all__: Sequence[str] = [
     "BYTES_SUFFIX", "BadRequest", "DEFAULT_SIGNATURE", "InputSpec", "NUMPY_DTYPES", "NotFound", "PayloadTooLarge", "RestError",
-    "Signature", "array_to_json", "error_body", "json_to_array", "outputs_to_json", "parse_predict_request",
+    "Signature", "array_to_json", "check_declared_shapes", "error_body", "json_to_array", "outputs_to_json", "parse_predict_request",
 ]

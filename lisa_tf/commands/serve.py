@@ -1,6 +1,7 @@
 """``python -m lisa_tf serve --model_name NAME --model_base_path DIR/NAME --rest_api_port PORT``.
 
-Serves an exported model over TensorFlow Serving's REST API (see :mod:`export.rest_server`). The
+Serves an exported model over TensorFlow Serving's REST API (see :mod:`export.rest_server`), and its
+gRPC API with ``--port`` (:mod:`export.grpc_server`). The
 flags are named as ``tensorflow_model_server``'s, so the same command line works with either server::
 
     python -m lisa_tf serve --model_name srl --model_base_path exports/srl --rest_api_port 8501
@@ -13,7 +14,8 @@ which replace the old once loaded; a version that fails to load is logged once a
 without ``/versions/V`` use the highest available. Limits (request size, tokens, connections,
 deadlines) are flags too; over a limit the answer is a 400/408/413/503 naming it. When the server is
 ready it prints one line with its URL (with the chosen port when ``--rest_api_port 0`` asks for a
-free one); it stops on Ctrl-C or SIGTERM.
+free one); it stops on Ctrl-C or SIGTERM. ``--enable_batching`` (or ``--batching_parameters_file``)
+joins concurrent requests into shared model calls (:mod:`export.batching`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model_name", required=True, help="the NAME in /v1/models/NAME")
     parser.add_argument("--model_base_path", required=True,
                         help="directory holding numeric version directories (1/, 2/, ...) of SavedModels")
+    parser.add_argument("--port", type=int, default=None,
+                        help="TCP port of the gRPC API (TensorFlow Serving's PredictionService and ModelService; "
+                             "off unless given, 0 picks a free port and prints it)")
     parser.add_argument("--rest_api_port", type=int, default=8501,
                         help="TCP port of the REST API (default 8501; 0 picks a free port and prints it)")
     parser.add_argument("--file_system_poll_wait_seconds", type=float, default=1.0,
@@ -68,12 +73,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "run's train.batch_tokens, as a training batch; else 8192)")
     parser.add_argument("--max_sentences_per_request", type=_positive, default=None,
                         help="refuse requests with more sentences, with 400 (default 256)")
+    parser.add_argument("--enable_batching", action="store_true",
+                        help="join concurrent requests to one signature into shared model calls, padded to a "
+                             "common width; each caller gets its own rows back")
+    parser.add_argument("--batching_parameters_file", default=None,
+                        help="BatchingParameters text proto (max_batch_size, batch_timeout_micros, "
+                             "num_batch_threads, and max_batch_tokens: sentences x widest sentence per call); "
+                             "implies --enable_batching")
     parser.add_argument("--log_requests", action="store_true", help="log one line per request to stderr")
 
 
 def run(args: argparse.Namespace) -> int:
     """Load the model, print the URL, serve until interrupted."""
     from export import rest_server
+    from export.batching import BatchingParameters, read_batching_parameters
     from export.request_limits import RequestLimits
 
     def warn(message: str) -> None:
@@ -86,11 +99,21 @@ def run(args: argparse.Namespace) -> int:
         kwargs["request_timeout"] = args.rest_api_timeout_in_ms / 1000.0
     if args.rest_api_max_connections is not None:
         kwargs["max_connections"] = args.rest_api_max_connections
+    batching = None
+    if args.batching_parameters_file is not None:
+        try:
+            batching = read_batching_parameters(args.batching_parameters_file)
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    elif args.enable_batching:
+        batching = BatchingParameters()
     limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request)
     server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,
                                      args.rest_api_port, warn=warn, limits=limits,
                                      num_versions=args.num_versions,
-                                     poll_seconds=max(args.file_system_poll_wait_seconds, 0.0), **kwargs)
+                                     poll_seconds=max(args.file_system_poll_wait_seconds, 0.0),
+                                     batching=batching, **kwargs)
     service = server.service
 
     def stop(signum, frame):  # uvicorn stops gracefully on SIGTERM, then passes the signal on here
@@ -102,11 +125,20 @@ def run(args: argparse.Namespace) -> int:
     signatures = ", ".join(sorted(available[service.latest].signatures))
     print(f"serving model '{service.model_name}' (versions {versions}; latest {service.latest}; "
           f"signatures {signatures})", flush=True)
+    grpc_server = None
+    if args.port is not None:
+        from export.grpc_server import GrpcServer
+
+        grpc_server = GrpcServer(service, args.rest_api_host, args.port, kwargs.get("max_body_bytes", rest_server.DEFAULT_MAX_BODY_BYTES),
+                                 args.rest_api_num_threads).start()
+        print(f"gRPC API at {grpc_server.target}", flush=True)
     print(f"REST API at {server.url}/v1/models/{service.model_name}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        if grpc_server is not None:
+            grpc_server.stop()
         service.versions.stop()
     return 0

@@ -104,3 +104,13 @@ def tiny_model_base(tmp_path_factory) -> pathlib.Path:
     """Model base path ``.../tiny`` holding versions 1 and 2 of the tiny SavedModel."""
     pytest.importorskip("tensorflow")
     return save_tiny_model(tmp_path_factory.mktemp("models") / MODEL_NAME)
+
+
+@pytest.fixture(scope="session")
+def deepatt_export(deepatt_run, tmp_path_factory) -> pathlib.Path:
+    """The tiny DeepAtt run's SavedModel export (``…/srl/1``)."""
+    from export.saved_model import export_run
+
+    out = tmp_path_factory.mktemp("exports") / "srl" / "1"
+    export_run(deepatt_run, out)
+    return out

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from data_pipeline.spans import bio_to_spans
-from export.saved_model import export_run
 from lisa_tf.predict import predict_sentences
 from data_pipeline.splits import read_split
 from lisa_tf.runs import load_run, load_run_config
@@ -43,10 +42,8 @@ print(json.dumps({
 
 
 @pytest.fixture(scope="module")
-def exported(deepatt_run, tmp_path_factory):
-    out = tmp_path_factory.mktemp("exports") / "srl" / "1"
-    export_run(deepatt_run, out)
-    return out
+def exported(deepatt_export):
+    return deepatt_export
 
 
 def _requests(run):

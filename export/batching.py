@@ -1,0 +1,357 @@
+"""Server-side batching of concurrent ``:predict`` requests, as TensorFlow Serving's ``--enable_batching``.
+
+Requests that arrive within ``batch_timeout_micros`` of each other for the same version and
+signature are joined into one model call of at most ``max_batch_size`` sentences and
+``max_batch_tokens`` padded tokens (sentences × the widest sentence: sentences vary in length, and a
+batch costs its padded size). The joined inputs are padded to a common width and each caller gets
+exactly its own rows back, cut to its own width, so an answer does not depend on what it was batched
+with.
+
+Only requests that can be joined faithfully are: the row format (``instances``), inputs of the rank
+the signature declares, rank 1 or 2, and rank-2 inputs of one width. Whether a signature's outputs
+can be split back is learnt once per version and signature by a probe: its first request is run as
+sent and once more padded by one position, and the signature is batched only when every output
+dimension that is not fixed either grows with the width (a token axis, cut back per request) or is the
+batch axis, and the padded answer cut back equals the plain one (floats to 1e-5, relative). A
+signature with an output of a data-dependent size (predicates found, words split in-graph) is run one
+request at a time. A joined call that the model refuses is run again one request at a time, so each
+caller gets its own answer or error.
+
+Parameters are read from TensorFlow Serving's ``--batching_parameters_file`` text proto
+(``BatchingParameters``: ``max_batch_size``, ``batch_timeout_micros``, ``num_batch_threads``, each
+``{ value: N }``) with one field of our own, ``max_batch_tokens``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from typing import Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from export.serving_codec import BadRequest, Signature
+
+#: Padding of the inputs the project's exports take by name (heads: -1 marks padding); other
+#: string inputs pad with ``""`` and numbers with 0.
+PAD_VALUES = {"parse_heads": -1, "tokens": b""}
+DEFAULT_MAX_BATCH_SIZE = 32
+DEFAULT_BATCH_TIMEOUT_MICROS = 2000
+DEFAULT_MAX_BATCH_TOKENS = 4096
+FLOAT_TOLERANCE = 1e-5
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchingParameters:
+    """How requests are joined.
+
+    Args:
+        max_batch_size: most sentences in one model call.
+        batch_timeout_micros: how long the first request of a batch waits for others.
+        max_batch_tokens: most padded tokens (sentences × widest sentence) in one model call.
+        num_batch_threads: model calls run at once.
+    """
+
+    max_batch_size: int = DEFAULT_MAX_BATCH_SIZE
+    batch_timeout_micros: int = DEFAULT_BATCH_TIMEOUT_MICROS
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
+    num_batch_threads: int = os.cpu_count() or 1
+
+
+def _parameters_message_class():
+    """TensorFlow Serving's ``BatchingParameters`` message (same field numbers) plus ``max_batch_tokens``."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, wrappers_pb2
+
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(wrappers_pb2.DESCRIPTOR.serialized_pb)
+    file = descriptor_pb2.FileDescriptorProto(name="lisa_tf_batching.proto", package="lisa_tf.serving",
+                                              syntax="proto3", dependency=["google/protobuf/wrappers.proto"])
+    message = file.message_type.add(name="BatchingParameters")
+    fields = [("max_batch_size", 1, "Int64Value"), ("batch_timeout_micros", 2, "Int64Value"),
+              ("max_enqueued_batches", 3, "Int64Value"), ("num_batch_threads", 4, "Int64Value"),
+              ("thread_pool_name", 5, "StringValue"), ("max_batch_tokens", 100, "Int64Value")]
+    for name, number, kind in fields:
+        message.field.add(name=name, number=number, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                          type_name=f".google.protobuf.{kind}", label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    message.field.add(name="allowed_batch_sizes", number=6, type=descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
+                      label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED)
+    message.field.add(name="pad_variable_length_inputs", number=7, type=descriptor_pb2.FieldDescriptorProto.TYPE_BOOL,
+                      label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("lisa_tf.serving.BatchingParameters"))
+
+
+def read_batching_parameters(path: os.PathLike | str) -> BatchingParameters:
+    """``--batching_parameters_file``: a ``BatchingParameters`` text proto; unset fields keep the defaults.
+
+    Raises:
+        ValueError: one line naming the file and the field that could not be read.
+    """
+    from google.protobuf import text_format
+
+    message = _parameters_message_class()()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text_format.Parse(handle.read(), message)
+    except (OSError, UnicodeDecodeError, text_format.ParseError) as error:
+        raise ValueError(f"--batching_parameters_file {path}: expected a BatchingParameters text proto "
+                         f"(e.g. 'max_batch_size {{ value: 32 }}'): {error}") from None
+    values = {}
+    for name in ("max_batch_size", "batch_timeout_micros", "max_batch_tokens", "num_batch_threads"):
+        if message.HasField(name):
+            value = getattr(message, name).value
+            if value < (0 if name == "batch_timeout_micros" else 1):
+                raise ValueError(f"--batching_parameters_file {path}: {name} is {value}; expected a whole number "
+                                 f">= {0 if name == 'batch_timeout_micros' else 1}")
+            values[name] = int(value)
+    return BatchingParameters(**values)
+
+
+# --------------------------------------------------------------------------------------------------
+# Padding, joining and splitting
+# --------------------------------------------------------------------------------------------------
+
+
+def _pad_value(name: str, array: np.ndarray):
+    if name in PAD_VALUES:
+        return PAD_VALUES[name]
+    return b"" if array.dtype == object else 0
+
+
+def _width(arrays: Mapping[str, np.ndarray]) -> Optional[int]:
+    """The common width of the rank-2 inputs (``None`` without any; -1 when they differ)."""
+    widths = {a.shape[1] for a in arrays.values() if a.ndim == 2}
+    if not widths:
+        return None
+    return widths.pop() if len(widths) == 1 else -1
+
+
+def pad_to_width(arrays: Mapping[str, np.ndarray], width: int) -> dict:
+    """Rank-2 inputs padded on the right to ``width`` (their pad values: ``""``, ``-1`` for heads, 0)."""
+    padded = {}
+    for name, array in arrays.items():
+        if array.ndim == 2 and array.shape[1] < width:
+            extra = np.full((array.shape[0], width - array.shape[1]), _pad_value(name, array), dtype=array.dtype)
+            array = np.concatenate([array, extra], axis=1)
+        padded[name] = array
+    return padded
+
+
+@dataclasses.dataclass(frozen=True)
+class _SplitPlan:
+    """Per output, per non-batch axis: ``None`` (fixed) or the offset of its size from the input width."""
+
+    offsets: dict
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind == "f":
+        return bool(np.allclose(a, b, rtol=FLOAT_TOLERANCE, atol=FLOAT_TOLERANCE, equal_nan=True))
+    return bool(np.array_equal(a, b))
+
+
+def _cut(output: np.ndarray, axes: Sequence, width: Optional[int]) -> np.ndarray:
+    index = tuple(slice(None) if offset is None else slice(0, width + offset) for offset in axes)
+    return output[(slice(None),) + index]
+
+
+def make_plan(signature: Signature, arrays: Mapping[str, np.ndarray], plain: Mapping[str, np.ndarray],
+              padded: Optional[Mapping[str, np.ndarray]]) -> Optional[_SplitPlan]:
+    """How to split joined outputs, from one request's plain answer and its answer padded by one position.
+
+    Returns ``None`` when the signature's answers cannot be split back exactly (see the module notes).
+    """
+    width = _width(arrays)
+    declared = signature.function.structured_outputs
+    offsets = {}
+    for name, output in plain.items():
+        spec_shape = declared[name].shape
+        if spec_shape.rank is None or spec_shape.rank != output.ndim or output.ndim == 0:
+            return None
+        axes = []
+        for axis in range(1, output.ndim):
+            if spec_shape[axis] is not None:
+                axes.append(None)
+                continue
+            if padded is None or width is None:
+                return None
+            grown = padded[name].shape[axis] - output.shape[axis]
+            if grown != 1:
+                return None
+            axes.append(output.shape[axis] - width)
+        offsets[name] = tuple(axes)
+        if padded is not None and not _same(_cut(padded[name], axes, width), output):
+            return None
+    return _SplitPlan(offsets)
+
+
+# --------------------------------------------------------------------------------------------------
+# The batcher
+# --------------------------------------------------------------------------------------------------
+
+
+class _Pending:
+    """One request waiting in a batch."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]):
+        self.arrays = arrays
+        self.rows = next(iter(arrays.values())).shape[0]
+        self.width = _width(arrays) or 1
+        self.result: Optional[dict] = None
+        self.error: Optional[BaseException] = None
+
+
+class _Batch:
+    def __init__(self):
+        self.items: list = []
+        self.rows = 0
+        self.width = 1
+        self.closed = False
+        self.done = threading.Event()
+
+    def fits(self, item: _Pending, parameters: BatchingParameters) -> bool:
+        rows = self.rows + item.rows
+        return (not self.closed and rows <= parameters.max_batch_size
+                and rows * max(self.width, item.width) <= parameters.max_batch_tokens)
+
+
+class Batcher:
+    """Joins concurrent requests into shared model calls (see the module notes).
+
+    Args:
+        parameters: batch size, token budget, timeout and model-call concurrency.
+        run: runs a signature on numpy inputs, returns numpy outputs; raises ``BadRequest`` for inputs
+            the model refuses.
+    """
+
+    def __init__(self, parameters: BatchingParameters,
+                 run: Callable[[Signature, Mapping[str, np.ndarray]], dict]):
+        self.parameters = parameters
+        self._run = run
+        self._lock = threading.Condition()
+        self._open: dict = {}
+        self._plans: dict = {}
+        self._calls = threading.Semaphore(parameters.num_batch_threads)
+        self.model_calls = 0
+        self.joined_calls = 0
+
+    def _call(self, signature: Signature, arrays: Mapping[str, np.ndarray]) -> dict:
+        with self._calls:
+            with self._lock:
+                self.model_calls += 1
+            return self._run(signature, arrays)
+
+    def predict(self, key: tuple, signature: Signature, form: str, arrays: Mapping[str, np.ndarray]) -> dict:
+        """Outputs of ``signature`` on ``arrays``, run in a joined batch when possible.
+
+        Args:
+            key: identifies the loaded version (requests join only with the same key and signature).
+            signature: the signature to run.
+            form: ``"row"`` or ``"columnar"``; only rows are joined.
+            arrays: the request's checked inputs.
+        """
+        joinable = (form == "row" and _width(arrays) != -1
+                    and all(1 <= a.ndim <= 2 and a.ndim == len(signature.inputs[n].shape or ())
+                            for n, a in arrays.items())
+                    and next(iter(arrays.values())).shape[0] <= self.parameters.max_batch_size)
+        if not joinable:
+            return self._call(signature, arrays)
+        plan_key = key + (signature.name,)
+        with self._lock:
+            known = plan_key in self._plans
+            if not known:
+                self._plans[plan_key] = "probing"
+        if not known:
+            return self._probe(plan_key, signature, arrays)
+        plan = self._plans[plan_key]
+        if not isinstance(plan, _SplitPlan):
+            return self._call(signature, arrays)
+        return self._join(plan_key, plan, signature, arrays)
+
+    def _probe(self, plan_key: tuple, signature: Signature, arrays: Mapping[str, np.ndarray]) -> dict:
+        plain = self._call(signature, arrays)
+        width = _width(arrays)
+        padded = None
+        if width is not None:
+            try:
+                padded = self._call(signature, pad_to_width(arrays, width + 1))
+            except BadRequest:
+                padded = None
+        plan = make_plan(signature, arrays, plain, padded)
+        with self._lock:
+            self._plans[plan_key] = plan if plan is not None else "alone"
+        return plain
+
+    def _join(self, plan_key: tuple, plan: _SplitPlan, signature: Signature, arrays: Mapping[str, np.ndarray]) -> dict:
+        item = _Pending(arrays)
+        with self._lock:
+            batch = self._open.get(plan_key)
+            leader = batch is None or not batch.fits(item, self.parameters)
+            if leader:
+                if batch is not None:
+                    batch.closed = True
+                batch = _Batch()
+                self._open[plan_key] = batch
+            batch.items.append(item)
+            batch.rows += item.rows
+            batch.width = max(batch.width, item.width)
+            if batch.rows >= self.parameters.max_batch_size:
+                batch.closed = True
+                self._lock.notify_all()
+            if leader:
+                deadline = time.monotonic() + self.parameters.batch_timeout_micros / 1e6
+                while not batch.closed and time.monotonic() < deadline:
+                    self._lock.wait(deadline - time.monotonic())
+                batch.closed = True
+                if self._open.get(plan_key) is batch:
+                    del self._open[plan_key]
+        if leader:
+            self._run_batch(batch, plan, signature)
+        else:
+            batch.done.wait()
+        if item.error is not None:
+            raise item.error
+        return item.result
+
+    def _run_batch(self, batch: _Batch, plan: _SplitPlan, signature: Signature) -> None:
+        try:
+            if len(batch.items) == 1:
+                only = batch.items[0]
+                try:
+                    only.result = self._call(signature, only.arrays)
+                except BaseException as error:  # handed to the caller's thread
+                    only.error = error
+                return
+            width = batch.width
+            padded = [pad_to_width(item.arrays, width) for item in batch.items]
+            joined = {name: np.concatenate([p[name] for p in padded]) for name in padded[0]}
+            try:
+                outputs = self._call(signature, joined)
+            except BadRequest:  # someone's inputs were refused: each runs alone and gets its own answer
+                for item in batch.items:
+                    try:
+                        item.result = self._call(signature, item.arrays)
+                    except BaseException as error:
+                        item.error = error
+                return
+            with self._lock:
+                self.joined_calls += 1
+            start = 0
+            for item in batch.items:
+                own = _width(item.arrays)
+                item.result = {name: _cut(value[start:start + item.rows], plan.offsets[name], own)
+                               for name, value in outputs.items()}
+                start += item.rows
+        except BaseException as error:
+            for item in batch.items:
+                if item.result is None and item.error is None:
+                    item.error = error
+        finally:
+            batch.done.set()
+
+
+__all__: Sequence[str] = ["BatchingParameters", "Batcher", "make_plan", "pad_to_width", "read_batching_parameters"]

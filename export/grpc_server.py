@@ -1,0 +1,195 @@
+"""TensorFlow Serving's gRPC API over the same model service as the REST API.
+
+Serves ``tensorflow.serving.PredictionService`` (``Predict``, ``GetModelMetadata``) and
+``tensorflow.serving.ModelService`` (``GetModelStatus``) with the protos of the
+``tensorflow-serving-api`` package, so existing TensorFlow Serving gRPC clients work unchanged.
+Requests go through the :class:`~export.rest_server.PredictionService` the REST API uses: the same
+versions, request limits, input checks and batching. Tensors are converted with
+``tf.make_ndarray`` / ``tf.make_tensor_proto``.
+
+Errors are gRPC status codes with the REST API's one-line messages: ``INVALID_ARGUMENT`` for the
+client's input, ``NOT_FOUND`` for an unknown model or version, ``RESOURCE_EXHAUSTED`` for a
+request over a size limit (grpc refuses messages over ``max_message_bytes`` itself with that code),
+``INTERNAL`` only for a fault in this server.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import os
+import sys
+import traceback
+from typing import Callable, Optional, Sequence
+
+import grpc
+import numpy as np
+from tensorflow_serving.apis import model_service_pb2_grpc, prediction_service_pb2_grpc
+
+from export.request_limits import LimitExceeded
+from export.rest_server import DEFAULT_MAX_BODY_BYTES, PredictionService
+from export.serving_codec import (DEFAULT_SIGNATURE, NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError,
+                                  check_declared_shapes)
+
+
+def _abort(context: grpc.ServicerContext, error: RestError) -> None:
+    if isinstance(error, NotFound):
+        code = grpc.StatusCode.NOT_FOUND
+    elif isinstance(error, (LimitExceeded, PayloadTooLarge)):
+        code = grpc.StatusCode.RESOURCE_EXHAUSTED
+    else:
+        code = grpc.StatusCode.INVALID_ARGUMENT
+    context.abort(code, error.message)
+
+
+def _answering(method: Callable) -> Callable:
+    """Turn the service's errors into status codes; anything else is ``INTERNAL`` without details."""
+
+    @functools.wraps(method)
+    def wrapped(self, request, context):
+        try:
+            return method(self, request, context)
+        except RestError as error:
+            _abort(context, error)
+        except Exception as error:  # a fault in this server, not in the request
+            traceback.print_exc(file=sys.stderr)
+            context.abort(grpc.StatusCode.INTERNAL, f"internal server error: {type(error).__name__}")
+
+    return wrapped
+
+
+def _version_text(model_spec) -> Optional[str]:
+    if model_spec.HasField("version_label"):
+        raise BadRequest(f"model_spec.version_label '{model_spec.version_label}': version labels are not "
+                         "served; name a version number")
+    return str(model_spec.version.value) if model_spec.HasField("version") else None
+
+
+def tensor_to_array(name: str, proto, dtype: str) -> np.ndarray:
+    """One request input as numpy, refusing a dtype other than the signature's (400 naming the input)."""
+    import tensorflow as tf
+    from tensorflow.core.framework import types_pb2
+
+    given = types_pb2.DataType.Name(proto.dtype)
+    if given != dtype:
+        raise BadRequest(f"input '{name}' is {given} but the signature expects {dtype}")
+    try:
+        return tf.make_ndarray(proto)
+    except (TypeError, ValueError) as error:
+        raise BadRequest(f"input '{name}' is not a valid TensorProto: {error}") from None
+
+
+class GrpcPredictionService(prediction_service_pb2_grpc.PredictionServiceServicer,
+                            model_service_pb2_grpc.ModelServiceServicer):
+    """``PredictionService`` and ``ModelService`` servicers over a :class:`PredictionService`
+    (``Classify``, ``Regress``, ``MultiInference`` and ``HandleReloadConfigRequest`` answer ``UNIMPLEMENTED``)."""
+
+    def __init__(self, service: PredictionService):
+        self.service = service
+
+    @_answering
+    def Predict(self, request, context):
+        """Run a signature on the request's tensors (``output_filter`` selects outputs)."""
+        import tensorflow as tf
+        from tensorflow_serving.apis import predict_pb2
+
+        loaded = self.service.version(request.model_spec.name, _version_text(request.model_spec))
+        signature = self.service.signature(loaded, request.model_spec.signature_name or DEFAULT_SIGNATURE)
+        given, declared = set(request.inputs), set(signature.inputs)
+        if given - declared:
+            raise BadRequest(f"Unknown named input(s): {','.join(sorted(given - declared))}; signature "
+                             f"'{signature.name}' has inputs: {','.join(sorted(declared))}")
+        if declared - given:
+            raise BadRequest(f"Missing named input: {sorted(declared - given)[0]} (signature '{signature.name}' "
+                             f"has inputs: {','.join(sorted(declared))})")
+        unknown = sorted(set(request.output_filter) - set(signature.outputs))
+        if unknown:
+            raise BadRequest(f"output_filter: unknown output '{unknown[0]}' (signature '{signature.name}' has "
+                             f"outputs: {','.join(signature.outputs)})")
+        arrays = {name: tensor_to_array(name, request.inputs[name], signature.inputs[name].dtype)
+                  for name in sorted(declared)}
+        for name, array in arrays.items():
+            if NUMPY_DTYPES.get(signature.inputs[name].dtype) is object:
+                arrays[name] = array.astype(object)
+        check_declared_shapes(arrays, signature)
+        outputs = self.service.run(loaded, signature, "row", arrays)
+        response = predict_pb2.PredictResponse()
+        response.model_spec.name = self.service.model_name
+        response.model_spec.version.value = loaded.version
+        response.model_spec.signature_name = signature.name
+        for name in request.output_filter or outputs:
+            response.outputs[name].CopyFrom(tf.make_tensor_proto(outputs[name]))
+        return response
+
+    @_answering
+    def GetModelMetadata(self, request, context):
+        """Signature defs of a version (``metadata_field`` must be ``signature_def``)."""
+        from google.protobuf import json_format
+        from tensorflow_serving.apis import get_model_metadata_pb2
+
+        fields = list(request.metadata_field)
+        if fields != ["signature_def"]:
+            raise BadRequest(f"metadata_field: expected exactly ['signature_def'], found {fields}")
+        loaded = self.service.version(request.model_spec.name, _version_text(request.model_spec))
+        signature_map = get_model_metadata_pb2.SignatureDefMap()
+        json_format.ParseDict({"signature_def": loaded.signature_def_json}, signature_map)
+        response = get_model_metadata_pb2.GetModelMetadataResponse()
+        response.model_spec.name = self.service.model_name
+        response.model_spec.version.value = loaded.version
+        response.metadata["signature_def"].Pack(signature_map)
+        return response
+
+    @_answering
+    def GetModelStatus(self, request, context):
+        """Every version the server has seen, with its state."""
+        from google.protobuf import json_format
+        from tensorflow_serving.apis import get_model_status_pb2
+
+        answer = self.service.model_status(request.model_spec.name, _version_text(request.model_spec))
+        return json_format.ParseDict(answer, get_model_status_pb2.GetModelStatusResponse())
+
+
+class GrpcServer:
+    """A grpc server with the prediction and model services on one port.
+
+    Args:
+        service: answers the requests (shared with the REST API).
+        host: interface to bind.
+        port: TCP port; 0 picks a free one (read it back from :attr:`port`).
+        max_message_bytes: larger requests are refused by grpc with ``RESOURCE_EXHAUSTED``.
+        num_threads: threads running requests (default: the number of CPUs, plus a batch when batching).
+    """
+
+    def __init__(self, service: PredictionService, host: str = "127.0.0.1", port: int = 0,
+                 max_message_bytes: int = DEFAULT_MAX_BODY_BYTES, num_threads: Optional[int] = None):
+        threads = num_threads or (os.cpu_count() or 1) + (service.batcher.parameters.max_batch_size
+                                                          if service.batcher is not None else 0)
+        self.service = service
+        self._server = grpc.server(concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="grpc-request"),
+                                   options=[("grpc.max_receive_message_length", max_message_bytes),
+                                            ("grpc.max_send_message_length", -1)])
+        servicer = GrpcPredictionService(service)
+        prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(servicer, self._server)
+        model_service_pb2_grpc.add_ModelServiceServicer_to_server(servicer, self._server)
+        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        self.port = self._server.add_insecure_port(address)
+        if not self.port:
+            raise OSError(f"could not bind the gRPC port {address}")
+        self.host = host
+
+    @property
+    def target(self) -> str:
+        """``host:port`` for ``grpc.insecure_channel``."""
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    def start(self) -> "GrpcServer":
+        """Start serving (from grpc's own threads)."""
+        self._server.start()
+        return self
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop, letting requests in flight finish for up to ``grace`` seconds."""
+        self._server.stop(grace).wait()
+
+
+__all__: Sequence[str] = ["GrpcPredictionService", "GrpcServer", "tensor_to_array"]

@@ -1,0 +1,166 @@
+"""Server-side batching (:mod:`export.batching`): joined answers equal lone answers, and joining happens."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from export.batching import BatchingParameters, read_batching_parameters
+from export.model_versions import VersionManager
+from export.rest_server import PredictionService
+from tests.export.conftest import MODEL_NAME
+
+# A long timeout so that every request of a round joins the first one's batch.
+JOIN_ALL = BatchingParameters(max_batch_size=64, batch_timeout_micros=300_000, max_batch_tokens=10_000,
+                              num_batch_threads=1)
+
+
+def _service(base, batching=None) -> PredictionService:
+    versions = VersionManager(base, 1, 0.0, print).start()
+    return PredictionService(base.name, versions, batching=batching)
+
+
+def _concurrently(service: PredictionService, bodies: list) -> list:
+    """``:predict`` each body from its own thread, all released at once; answers (or error texts) in order."""
+    answers = [None] * len(bodies)
+    start = threading.Barrier(len(bodies))
+
+    def call(index: int) -> None:
+        start.wait()
+        try:
+            answers[index] = service.predict(service.model_name, None, json.dumps(bodies[index]).encode())
+        except Exception as error:  # compared as text: the same error must come back either way
+            answers[index] = f"{type(error).__name__}: {error}"
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(bodies))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return answers
+
+
+def _assert_same(batched, alone, path="answer") -> None:
+    """Equal JSON answers; floats to 1e-5 (a joined call may sum in another order)."""
+    assert type(batched) is type(alone), f"{path}: {batched!r} != {alone!r}"
+    if isinstance(alone, dict):
+        assert batched.keys() == alone.keys(), path
+        for key in alone:
+            _assert_same(batched[key], alone[key], f"{path}.{key}")
+    elif isinstance(alone, list):
+        assert len(batched) == len(alone), f"{path}: length {len(batched)} != {len(alone)}"
+        for i, (b, a) in enumerate(zip(batched, alone)):
+            _assert_same(b, a, f"{path}[{i}]")
+    elif isinstance(alone, float):
+        assert batched == pytest.approx(alone, rel=1e-5, abs=1e-5), path
+    else:
+        assert batched == alone, path
+
+
+def _compare(base, bodies: list, warm: dict) -> PredictionService:
+    """Answers of a batching service equal a plain one's; returns the batching service (for its counts)."""
+    plain, batching = _service(base), _service(base, JOIN_ALL)
+    try:
+        # the first request of each signature is the probe that decides whether it can be batched
+        batching.predict(batching.model_name, None, json.dumps(warm).encode())
+        alone = _concurrently(plain, bodies)
+        joined = _concurrently(batching, bodies)
+    finally:
+        plain.versions.stop()
+        batching.versions.stop()
+    for index, (b, a) in enumerate(zip(joined, alone)):
+        _assert_same(b, a, f"request {index}")
+    return batching
+
+
+def _tiny_bodies() -> list:
+    words = "the cat sat on a warm mat near an old door".split()
+    bodies = []
+    for i in range(12):
+        rows = [words[: 1 + (i + r) % len(words)] for r in range(1 + i % 3)]
+        width = max(map(len, rows))
+        bodies.append({"instances": [r + [""] * (width - len(r)) for r in rows]})
+    bodies.append({"instances": [["x", "", "y"]]})  # an empty token inside a sentence: a 400 either way
+    bodies.append({"signature_name": "with_parse",
+                   "instances": [{"tokens": ["a", "b"], "parse_heads": [0, 1]}]})
+    bodies.append({"inputs": [["columnar", "runs", "alone"]]})
+    return bodies
+
+
+def test_joined_answers_equal_lone_answers_on_the_tiny_model(tiny_model_base):
+    bodies = _tiny_bodies()
+    service = _compare(tiny_model_base, bodies, {"instances": [["warm", "up"]]})
+    batcher = service.batcher
+    # run alone, the 12 good row requests would be 12 calls: joined they are a few (after the probe's
+    # two), beside with_parse's probe (two) and the columnar request (one)
+    assert batcher.joined_calls >= 1
+    assert batcher.model_calls <= 2 + 3 + 2 + 1, batcher.model_calls
+
+
+def test_joined_answers_equal_lone_answers_on_a_real_deepatt_export(deepatt_run, deepatt_export):
+    from tests.export.test_saved_model import _requests
+
+    _, requests, _ = _requests(deepatt_run)
+    bodies = []
+    for i in range(16):
+        tokens = [t for t in requests["tokens"][i] if t]
+        bodies.append({"instances": [{"tokens": tokens, "predicate_index": requests["predicate_index"][i]}]})
+    service = _compare(deepatt_export.parent, bodies, bodies[0])
+    assert service.batcher.joined_calls >= 1
+    assert service.batcher.model_calls <= 2 + 4, service.batcher.model_calls  # probe x2, then a few joins
+
+
+def test_signatures_with_data_dependent_sizes_run_alone_with_the_same_answers(lisa_export):
+    from tests.export.test_saved_model import _requests
+
+    run, export = lisa_export
+    _, requests, _ = _requests(run)
+    bodies = [{"instances": [[t for t in requests["tokens"][i] if t]]} for i in range(6)]
+    service = _compare(export.parent, bodies, bodies[0])
+    # LISA's outputs have a predicate axis sized by what the model finds: never split, never joined
+    assert service.batcher.joined_calls == 0 and service.batcher.model_calls == 2 + len(bodies)
+
+
+def test_token_budget_and_batch_size_bound_each_call(tiny_model_base):
+    parameters = BatchingParameters(max_batch_size=4, batch_timeout_micros=300_000, max_batch_tokens=12,
+                                    num_batch_threads=1)
+    service = _service(tiny_model_base, parameters)
+    widths = []
+    run = service.batcher._run
+    service.batcher._run = lambda signature, arrays: widths.append(arrays["tokens"].shape) or run(signature, arrays)
+    try:
+        service.predict(MODEL_NAME, None, json.dumps({"instances": [["a", "b"]]}).encode())
+        bodies = [{"instances": [["w"] * (1 + i % 5)]} for i in range(10)]
+        answers = _concurrently(service, bodies)
+    finally:
+        service.versions.stop()
+    assert [a["predictions"][0]["length"] for a in answers] == [1 + i % 5 for i in range(10)]
+    joined = widths[2:]
+    assert all(rows <= 4 and rows * width <= 12 for rows, width in joined), joined
+    assert len(joined) < 10
+
+
+def test_batching_parameters_file(tmp_path):
+    path = tmp_path / "batching.txt"
+    path.write_text("max_batch_size { value: 16 }\nbatch_timeout_micros { value: 500 }\n"
+                    "num_batch_threads { value: 2 }\nmax_batch_tokens { value: 2048 }\n")
+    assert read_batching_parameters(path) == BatchingParameters(16, 500, 2048, 2)
+    path.write_text("max_batch_sizes { value: 16 }\n")
+    with pytest.raises(ValueError, match="max_batch_sizes"):
+        read_batching_parameters(path)
+    path.write_text("max_batch_size { value: 0 }\n")
+    with pytest.raises(ValueError, match="max_batch_size is 0"):
+        read_batching_parameters(path)
+
+
+def test_pad_to_width_pads_heads_with_minus_one():
+    from export.batching import pad_to_width
+
+    padded = pad_to_width({"tokens": np.array([[b"a"]], dtype=object), "parse_heads": np.array([[0]], np.int32),
+                           "predicate_index": np.array([0], np.int32)}, 3)
+    assert padded["tokens"].tolist() == [[b"a", b"", b""]]
+    assert padded["parse_heads"].tolist() == [[0, -1, -1]]
+    assert padded["predicate_index"].tolist() == [0]
