@@ -141,14 +141,17 @@ class Predictor:
         self.model = model
         self.token_budget = token_budget
 
-    def _inputs(self, text, tokens):
-        if (text is None) == (tokens is None):
-            raise PredictionInputError("give either text (a string or a list of sentence strings) or tokens=[[...], ...]")
+    def _inputs(self, text, tokens, paragraphs=None):
+        if sum(x is not None for x in (text, tokens, paragraphs)) != 1:
+            raise PredictionInputError("give one of text (a string or a list of sentence strings), tokens=[[...], ...] "
+                                       "or paragraphs=[...]")
+        if isinstance(text, str):
+            paragraphs = [text]
+        if paragraphs is not None:
+            return [(str(p), sentence) for p in paragraphs for sentence in split_and_tokenize(str(p))]
         if tokens is not None:
             words = [list(map(str, row)) for row in tokens]
             return [(" ".join(row), _tokens_of_words(row)) for row in words]
-        if isinstance(text, str):
-            return [(text, sentence) for sentence in split_and_tokenize(text)]
         return [(str(item), tokenize(str(item))) for item in text]
 
     def predict(
@@ -158,12 +161,14 @@ class Predictor:
         tokens: Optional[Sequence[Sequence[str]]] = None,
         predicates: Optional[Sequence[Sequence[int]]] = None,
         parse: Optional[Sequence[Sequence[int]]] = None,
+        paragraphs: Optional[Sequence[str]] = None,
     ) -> list[dict]:
         """Label ``text`` (a paragraph: split into sentences; or a list of sentences) or ``tokens``
         (pre-tokenised sentences). ``predicates``: token indices per sentence (default: the model's
         own predicate identification); ``parse``: CoNLL-U heads per sentence, injected into LISA's
-        syntax head. Returns one dict per sentence (module docstring)."""
-        inputs = self._inputs(text, tokens)
+        syntax head. ``paragraphs``: several paragraphs, each split into sentences (offsets index its
+        paragraph), labelled in shared batches. Returns one dict per sentence (module docstring)."""
+        inputs = self._inputs(text, tokens, paragraphs)
         lengths = [len(toks) for _, toks in inputs]
         model = self.model
         if predicates is not None:
@@ -217,10 +222,10 @@ class ExportPredictor(Predictor):
         self.finds_predicates = not self.takes_predicates or "find_predicates" in self.loaded.signatures
         self.uses_syntax = "with_parse" in self.loaded.signatures
 
-    def predict(self, text=None, *, tokens=None, predicates=None, parse=None) -> list[dict]:
+    def predict(self, text=None, *, tokens=None, predicates=None, parse=None, paragraphs=None) -> list[dict]:
         import tensorflow as tf
 
-        inputs = self._inputs(text, tokens)
+        inputs = self._inputs(text, tokens, paragraphs)
         lengths = [len(toks) for _, toks in inputs]
         if predicates is not None:
             predicates = _check_predicates(predicates, len(inputs), lengths)

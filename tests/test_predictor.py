@@ -98,6 +98,14 @@ def test_predict_command(lisa_run, tmp_path):
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert lines == lisa_tf.load(lisa_run).predict(TEXT)
     assert "labelled 2 sentences" in done.stderr
+    # a file of paragraphs: labelled in shared batches, the same frames as one paragraph at a time
+    (tmp_path / "paragraphs.txt").write_text(TEXT + "\n\nShe gave her brother a book. It was new.\n")
+    done = subprocess.run(base + ["--input", str(tmp_path / "paragraphs.txt"), "--format", "jsonl"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    predictor = lisa_tf.load(lisa_run)
+    assert [json.loads(line) for line in done.stdout.splitlines()] == (
+        predictor.predict(TEXT) + predictor.predict("She gave her brother a book. It was new."))
     (tmp_path / "in.txt").write_text("The cat sat on the mat .\n\nIt was happy .\n")
     props = tmp_path / "out.props"
     done = subprocess.run(base + ["--input", str(tmp_path / "in.txt"), "--tokenized", "--format", "conll05",

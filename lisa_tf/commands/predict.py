@@ -119,7 +119,7 @@ def run(args) -> int:
                 results = predictor.predict(tokens=[u for u, _ in chunk],
                                             parse=[h for _, h in chunk] if args.parse else None)
             else:
-                results = [r for text, _ in chunk for r in predictor.predict(text)]
+                results = predictor.predict(paragraphs=[text for text, _ in chunk])
             for result in results:
                 counts["sentences"] += 1
                 counts["tokens"] += len(result["tokens"])
