@@ -1,7 +1,11 @@
-"""Typed errors of the data layer.
+"""Typed errors of the data layer, and the base of every error that is the user's to fix.
 
 Every malformed input raises :class:`DataFormatError`, whose message names the file, the line and
 what was expected, so a user can open the file at that line and see the problem.
+
+:class:`UserError` is the base of all errors a user can fix (bad data, config, flag, run directory):
+the command line prints them as one ``error: …`` line and exits with status 2; any other exception
+is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -9,7 +13,12 @@ from __future__ import annotations
 import os
 
 
-class DataFormatError(ValueError):
+class UserError(ValueError):
+    """A mistake in what the user gave (file, config key, flag, directory); the message names it and
+    says what was expected."""
+
+
+class DataFormatError(UserError):
     """A data file does not have the layout its reader expects.
 
     Args:

@@ -12,7 +12,7 @@ import pkgutil
 import sys
 from typing import Optional, Sequence
 
-from data_pipeline.errors import DataFormatError
+from data_pipeline.errors import UserError
 
 from lisa_tf import commands as _commands
 
@@ -40,7 +40,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args._run(args) or 0)
-    except DataFormatError as error:
-        # Bad input is the user's to fix: one clear line, no traceback.
+    except UserError as error:
+        # Bad input, config, flag or run directory is the user's to fix: one clear line, no traceback.
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -23,8 +23,10 @@ import tomllib
 import typing
 from typing import Any, Iterable, Literal, Optional
 
+from data_pipeline.errors import UserError
 
-class ConfigError(ValueError):
+
+class ConfigError(UserError):
     """A configuration file or override is wrong: names the key and what was expected."""
 
 

@@ -17,6 +17,8 @@ import time
 import urllib.request
 from typing import Optional
 
+from data_pipeline.errors import UserError
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NAMES = {"sa": "SA", "lisa": "LISA", "deepatt_ffn": "DeepAtt-FFN", "deepatt_rnn": "DeepAtt-RNN",
          "deepatt_cnn": "DeepAtt-CNN", "selective": "Selective Conn."}
@@ -33,7 +35,7 @@ QUICK = {
 }
 
 
-class DatasetLayoutError(ValueError):
+class DatasetLayoutError(UserError):
     """The data directory does not hold what the dataset needs (the message lists what and where)."""
 
 

@@ -27,6 +27,7 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from data_pipeline.errors import UserError
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
@@ -35,7 +36,7 @@ from lisa_tf.predict import label_sentences
 from lisa_tf.runs import MODEL_FILE, load_model_file, load_run
 
 
-class PredictionInputError(ValueError):
+class PredictionInputError(UserError):
     """An argument of ``predict`` is wrong: names the argument, the sentence and what was expected."""
 
 

@@ -17,12 +17,13 @@ import pathlib
 import keras
 
 import lisa_tf.models  # noqa: F401  (registers the model classes that load_model reads)
+from data_pipeline.errors import UserError
 from lisa_tf.config import ExperimentConfig, config_from_dict
 
 MODEL_FILE = "model.keras"
 
 
-class RunError(ValueError):
+class RunError(UserError):
     """A run directory that cannot be loaded: names the path and what is missing."""
 
 
