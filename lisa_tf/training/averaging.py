@@ -16,8 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
-from lisa_tf.training.callbacks import step_weight_files
-from lisa_tf.runs import load_run
+from lisa_tf.training.checkpoints import step_files as step_weight_files
+from lisa_tf.runs import RunError, load_run
 
 
 def checkpoint_files(run_dir: str | pathlib.Path, last: int) -> list[pathlib.Path]:
@@ -25,18 +25,18 @@ def checkpoint_files(run_dir: str | pathlib.Path, last: int) -> list[pathlib.Pat
     directory = pathlib.Path(run_dir) / "weights"
     files = step_weight_files(directory)
     if not files:
-        raise FileNotFoundError(
+        raise RunError(
             f"{directory}: no step-N.weights.h5 files; train with train.keep_weights > 0 to keep them"
         )
     if len(files) < last:
-        raise ValueError(f"{directory}: asked to average the last {last} checkpoints but only {len(files)} are kept")
+        raise RunError(f"{directory}: asked to average the last {last} checkpoints but only {len(files)} are kept")
     return files[-last:]
 
 
 def average_weights(run_dir: str | pathlib.Path, files: Sequence[str | pathlib.Path], out: str | pathlib.Path):
     """Load each weight file into the run's model, average, save to ``out``; returns the model."""
     if not files:
-        raise ValueError("nothing to average: give at least one weight file")
+        raise RunError("nothing to average: give at least one weight file")
     model = load_run(run_dir, str(files[0]))
     sums = [np.asarray(w, dtype=np.float64) if np.issubdtype(np.asarray(w).dtype, np.floating) else np.asarray(w)
             for w in model.get_weights()]

@@ -1,21 +1,42 @@
 """Keras callbacks of the training loop: periodic dev evaluation, best checkpoint, early stopping, a
 wall-clock budget.
 
-The loop runs ``model.fit`` with one "epoch" per evaluation interval (``train.eval_every`` steps), so
-Keras' own ``BackupAndRestore`` checkpoints at every evaluation and a killed run resumes from there
-with the same step and optimiser state.
+The loop runs ``model.fit`` with one "epoch" per evaluation interval (``train.eval_every`` steps).
+At the end of each interval :class:`~lisa_tf.training.checkpoints.IntervalCheckpoint` writes the
+checkpoint first, then :class:`DevEvaluation` scores dev and writes ``best/``, ``weights/`` and,
+last, the interval's line in ``metrics.jsonl``; that line is what marks the interval as finished.
+A run killed at any moment therefore resumes from its newest checkpoint and
+:meth:`DevEvaluation.resume` redoes the evaluation that the kill interrupted, so every evaluation
+is in ``metrics.jsonl`` exactly once and ``best/`` is chosen over all of them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+import shutil
 import time
 from typing import Callable
 
 import keras
 
+from lisa_tf.training.checkpoints import interval_logs, step_files as step_weight_files
 from lisa_tf.training.curves import plot_curves, read_metrics
+
+
+def _write_text(path: pathlib.Path, text: str) -> None:
+    """Replace ``path`` by ``text`` whole (written beside it, then renamed)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
+def _save_weights(model, path: pathlib.Path) -> None:
+    """``model.save_weights(path)`` whole or not at all."""
+    partial = path.with_name("partial-" + path.name)
+    model.save_weights(partial)
+    os.replace(partial, path)
 
 
 class DevEvaluation(keras.callbacks.Callback):
@@ -28,10 +49,11 @@ class DevEvaluation(keras.callbacks.Callback):
         write: False on non-chief workers of a multi-worker run.
         keep_weights: keep the weights of the latest this many evaluations in ``weights/step-N.weights.h5``
             (the inputs of checkpoint averaging); 0 = keep none.
+        report: prints one line (the evaluation's scores, warnings).
     """
 
     def __init__(self, evaluate: Callable[[], dict], run_dir, patience: int = 0, write: bool = True,
-                 keep_weights: int = 0):
+                 keep_weights: int = 0, report: Callable[[str], None] = print):
         super().__init__()
         self.evaluate = evaluate
         self.run_dir = pathlib.Path(run_dir)
@@ -40,28 +62,65 @@ class DevEvaluation(keras.callbacks.Callback):
         self.metrics_path = self.run_dir / "metrics.jsonl"
         self.best_path = self.run_dir / "best" / "model.weights.h5"
         self.keep_weights = keep_weights
+        self.report = report
         self._started = time.time()
-        #: every evaluation of the run so far (read back from metrics.jsonl when resuming)
+        #: every evaluation of the run so far, one per step (read back from metrics.jsonl when resuming)
         self.records: list[dict] = []
-        #: True once patience ran out in this session
+        #: True once patience ran out
         self.stopped_early = False
 
-    def on_train_begin(self, logs=None):
-        self.records = read_metrics(self.metrics_path) if self.write else []
+    def resume(self, model, step: int) -> bool:
+        """Bring the run's records in line with the checkpoint ``model`` was restored from (``step``;
+        0 for a new run) and redo that step's evaluation if a kill interrupted it.
 
-    def _history(self):
-        records = list(self.records)
-        best = max((r["dev_f1"] for r in records), default=float("-inf"))
-        since = 0
-        for record in records:
-            since = 0 if record["dev_f1"] >= best else since + 1
-        return records, best, since
+        Records of later steps are dropped (those intervals are trained again), ``best/`` is
+        forgotten if it came from one of them. Returns True when patience has already run out.
+        """
+        self.set_model(model)
+        if not self.write:
+            return False
+        on_disk = read_metrics(self.metrics_path)
+        self.records = [r for r in on_disk if r["step"] <= step]
+        dropped = len(on_disk) - len(self.records)
+        if dropped:
+            self.report(f"warning: {self.metrics_path}: {dropped} evaluation(s) after step {step} dropped; "
+                        f"training resumes from the checkpoint at step {step}")
+        expected = "".join(json.dumps(r) + "\n" for r in self.records)
+        if self.metrics_path.exists() and self.metrics_path.read_text() != expected:
+            _write_text(self.metrics_path, expected)  # also ends a line cut short by a kill
+        best = self._best_step()
+        if best is not None and best > step:
+            shutil.rmtree(self.best_path.parent)
+        if step and step not in {r["step"] for r in self.records}:
+            self.report(f"step {step}: evaluating the checkpoint (the run stopped before its evaluation)")
+            self._record(step, interval_logs(self.run_dir / "checkpoints", step))
+        return self.stopped_early
+
+    def _best_step(self):
+        marker = self.best_path.parent / "step.json"
+        if not (marker.exists() and self.best_path.exists()):
+            return None
+        try:
+            return int(json.loads(marker.read_text())["step"])
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def _best_saved_f1(self) -> float:
+        """Dev F1 of the weights in ``best/`` (−inf when there are none)."""
+        if self._best_step() is None:
+            return float("-inf")
+        return float(json.loads((self.best_path.parent / "step.json").read_text())["dev_f1"])
 
     def on_epoch_end(self, epoch, logs=None):
-        logs = logs or {}
-        step = int(self.model.optimizer.iterations.numpy())
+        self._record(int(self.model.optimizer.iterations.numpy()), logs or {})
+
+    def _record(self, step: int, logs: dict) -> None:
+        """Evaluate the current weights as those of ``step``; write best/, weights/, then metrics."""
         scores = self.evaluate()
-        records, best, since = self._history()
+        best = max((r["dev_f1"] for r in self.records), default=float("-inf"))
+        since = 0
+        for record in self.records:
+            since = 0 if record["dev_f1"] >= best else since + 1
         record = {
             "step": step,
             "loss": float(logs.get("loss", float("nan"))),
@@ -72,24 +131,23 @@ class DevEvaluation(keras.callbacks.Callback):
         }
         record.update({f"dev_{k}": v for k, v in scores.items() if k not in ("precision", "recall", "f1")})
         improved = record["dev_f1"] > best
-        print(f"\nstep {step}: loss {record['loss']:.4f}  dev P {scores['precision']:.2f} R {scores['recall']:.2f} "
-              f"F1 {scores['f1']:.2f}{'  (best)' if improved else ''}", flush=True)
+        self.report(f"step {step}: loss {record['loss']:.4f}  dev P {scores['precision']:.2f} "
+                    f"R {scores['recall']:.2f} F1 {scores['f1']:.2f}{'  (best)' if improved else ''}")
         self.records.append(record)
         if self.write:
-            with open(self.metrics_path, "a") as handle:
-                handle.write(json.dumps(record) + "\n")
-            if improved:
+            if record["dev_f1"] > self._best_saved_f1():
                 self.best_path.parent.mkdir(parents=True, exist_ok=True)
-                self.model.save_weights(self.best_path)
-                (self.best_path.parent / "step.json").write_text(json.dumps({"step": step, "dev_f1": record["dev_f1"]}))
+                _save_weights(self.model, self.best_path)
+                _write_text(self.best_path.parent / "step.json", json.dumps({"step": step, "dev_f1": record["dev_f1"]}))
             self._keep(step)
             plot_curves(self.records, self.run_dir / "curves.png", title=self.run_dir.name)
+            with open(self.metrics_path, "a") as handle:  # last: the line marks the interval as finished
+                handle.write(json.dumps(record) + "\n")
         since = 0 if improved else since + 1
         if self.patience and since >= self.patience:
-            print(f"early stopping: no dev F1 improvement in {since} evaluations", flush=True)
+            self.report(f"early stopping: no dev F1 improvement in {since} evaluations")
             self.model.stop_training = True
             self.stopped_early = True
-
 
     def _keep(self, step: int) -> None:
         """Save this evaluation's weights; delete the ones older than the latest ``keep_weights``."""
@@ -97,7 +155,7 @@ class DevEvaluation(keras.callbacks.Callback):
             return
         directory = self.run_dir / "weights"
         directory.mkdir(exist_ok=True)
-        self.model.save_weights(directory / f"step-{step}.weights.h5")
+        _save_weights(self.model, directory / f"step-{step}.weights.h5")
         for old in step_weight_files(directory)[: -self.keep_weights]:
             old.unlink()
 
@@ -110,11 +168,13 @@ class TimeBudget(keras.callbacks.Callback):
 
     Args:
         minutes: wall-clock budget of this session (``train.max_minutes``).
+        report: prints one line.
     """
 
-    def __init__(self, minutes: float):
+    def __init__(self, minutes: float, report: Callable[[str], None] = print):
         super().__init__()
         self.minutes = minutes
+        self.report = report
         #: True once the budget stopped this session
         self.stopped = False
 
@@ -125,22 +185,8 @@ class TimeBudget(keras.callbacks.Callback):
         self._intervals += 1
         elapsed = time.time() - self._started
         if elapsed + elapsed / self._intervals > 60.0 * self.minutes:
-            print(f"time budget: {elapsed / 60:.1f} min used of {self.minutes:g}, no room for another interval; "
-                  "stopping", flush=True)
+            self.report(f"time budget: {elapsed / 60:.1f} min used of {self.minutes:g}, no room for another "
+                        "interval; stopping")
             self.model.stop_training = True
             self.stopped = True
 
-
-def step_weight_files(directory) -> list[pathlib.Path]:
-    """The ``step-N.weights.h5`` files of ``directory``, oldest step first."""
-    files = pathlib.Path(directory).glob("step-*.weights.h5")
-    return sorted(files, key=lambda p: int(p.name[len("step-"):-len(".weights.h5")]))
-
-
-class ResumeReport(keras.callbacks.Callback):
-    """Says where training starts: step 0, or the step ``BackupAndRestore`` restored (it must come
-    after ``BackupAndRestore`` in the callback list)."""
-
-    def on_train_begin(self, logs=None):
-        step = int(self.model.optimizer.iterations.numpy())
-        print("starting at step 0" if step == 0 else f"resumed from checkpoint at step {step}", flush=True)

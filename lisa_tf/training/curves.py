@@ -6,13 +6,26 @@ import json
 import os
 import pathlib
 
+from data_pipeline.errors import DataFormatError
+
 
 def read_metrics(path: str | os.PathLike) -> list[dict]:
-    """The evaluation records of a run (one JSON object per line); empty if none yet."""
+    """The evaluation records of a run (one JSON object per line), one per step (a later record of
+    the same step wins); empty if none yet. A last line cut short by a killed write is ignored."""
     path = pathlib.Path(path)
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    by_step: dict[int, dict] = {}
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                break
+            raise DataFormatError(path, number, "expected one JSON evaluation record per line") from None
+        by_step[record["step"]] = record
+    return [by_step[step] for step in sorted(by_step)]
 
 
 def plot_curves(records: list[dict], png: str | os.PathLike, title: str = "") -> None:

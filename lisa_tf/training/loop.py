@@ -1,28 +1,35 @@
 """The training loop every model shares.
 
-``train(config, run_dir)`` reads the data, builds (or reloads) the vocabularies, builds the model under
-the distribution strategy and precision policy of the config, and runs ``keras.Model.fit`` with one
-"epoch" per evaluation interval (``train.eval_every`` steps):
+``train(config, run_dir)`` checks the config, reads the data, builds (or reloads) the vocabularies,
+builds the model under the distribution strategy and precision policy of the config, and runs
+``keras.Model.fit`` with one "epoch" per evaluation interval (``train.eval_every`` steps). At the end
+of every interval, in this order:
 
-* ``keras.callbacks.BackupAndRestore`` (``checkpoints/``) saves weights, optimiser state and the
-  interval count after every interval; re-running ``train`` on the same run directory resumes from the
-  last interval with the same step and optimiser state; a finished run given a larger
-  ``train.max_steps`` continues from its last checkpoint (unless it stopped early);
-* :class:`~lisa_tf.training.callbacks.DevEvaluation` scores the dev set with the project's srl-eval,
-  appends ``metrics.jsonl``, keeps the best weights in ``best/`` and stops early after ``patience``
-  intervals without improvement;
-* :class:`~lisa_tf.training.callbacks.TimeBudget` (``train.max_minutes``) stops at the last evaluation
-  that leaves no room for another interval within the wall-clock budget;
-* ``keras.callbacks.TensorBoard`` writes ``logs/``; the console shows Keras' progress bar.
+1. :class:`~lisa_tf.training.checkpoints.IntervalCheckpoint` writes ``checkpoints/step-N.weights.h5``
+   (weights and optimiser state; the newest two are kept);
+2. :class:`~lisa_tf.training.callbacks.DevEvaluation` scores the dev set with the project's srl-eval,
+   keeps the best weights in ``best/``, stops early after ``patience`` intervals without improvement,
+   and appends the interval's line to ``metrics.jsonl`` last;
+3. :class:`~lisa_tf.training.callbacks.TimeBudget` (``train.max_minutes``) stops at the last
+   evaluation that leaves no room for another interval within the wall-clock budget.
+
+Re-running ``train`` on the same run directory resumes from the newest readable checkpoint with the
+same step and optimiser state (a damaged one falls back to the one before it, with a warning), and
+first redoes that checkpoint's evaluation if a kill interrupted it; a finished run given a larger
+``train.max_steps`` continues (unless it stopped early). So after ``kill -9`` at any moment every
+evaluation is in ``metrics.jsonl`` exactly once and ``best/`` is chosen over all of them.
+Progress is shown as steps of ``max_steps`` (:mod:`lisa_tf.training.progress`); the last line names
+the run directory, the best dev F1 and its step, and the wall time.
 
 Run directory: ``model.keras`` (the whole model, written when it is built and again with the best
 weights when training ends; :mod:`lisa_tf.runs` loads it), ``config.json``, ``vocab/``,
-``checkpoints/``, ``best/``, ``metrics.jsonl``, ``curves.png``, ``logs/``, ``weights/`` (latest
-per-evaluation weights), ``final.weights.h5`` and ``done.json`` when training ends.
+``checkpoints/``, ``best/``, ``metrics.jsonl``, ``curves.png``, ``logs/`` (TensorBoard), ``weights/``
+(latest per-evaluation weights), ``final.weights.h5`` and ``done.json`` when training ends. Nothing
+is written to it before the config has been checked and the data read.
 """
-
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import pathlib
@@ -44,10 +51,12 @@ from lisa_tf.decoding.viterbi import start_log_probs, transition_log_probs
 from lisa_tf.models import build_model
 from lisa_tf.evaluation.srl_eval import score
 from lisa_tf.predict import predict_sentences
-from lisa_tf.runs import MODEL_FILE, load_run_config, save_model, weights_file
-from lisa_tf.training.callbacks import DevEvaluation, ResumeReport, TimeBudget
+from lisa_tf.runs import MODEL_FILE, RunError, load_run_config, save_model, weights_file
+from lisa_tf.training.callbacks import DevEvaluation, TimeBudget
+from lisa_tf.training.checkpoints import LEGACY as LEGACY_CHECKPOINT, IntervalCheckpoint, restore_checkpoint, step_files
 from lisa_tf.training.optimizers import make_optimizer
 from lisa_tf.training.precision import set_policy
+from lisa_tf.training.progress import StepProgress, duration
 from lisa_tf.training.strategy import is_chief, make_strategy
 
 
@@ -70,27 +79,36 @@ def embedding_matrix(config: ExperimentConfig, vocabs: Vocabularies) -> Optional
     return matrix
 
 
+def _check_existing_run(config: ExperimentConfig, run_dir: pathlib.Path) -> None:
+    """A run directory that already holds trained steps must be resumed with the same model."""
+    if not (run_dir / "config.json").exists():
+        return
+    saved = load_run_config(run_dir)
+    if saved.model != config.model and (step_files(run_dir / "checkpoints") or (run_dir / LEGACY_CHECKPOINT).exists()):
+        changed = sorted(f"model.{f.name}" for f in dataclasses.fields(config.model)
+                         if getattr(saved.model, f.name) != getattr(config.model, f.name))
+        raise RunError(
+            f"{run_dir}: holds a run of a different model ({', '.join(changed)} differ from its config.json); "
+            "resume it with its own config or choose a new --out"
+        )
+
+
 def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Optional[int] = None) -> dict:
-    """Train (or resume) the experiment in ``run_dir``; returns the best dev scores."""
+    """Train (or resume) the experiment in ``run_dir``; returns the run's summary (``done.json``).
+
+    ``verbose``: 0 prints evaluations only, 1 a progress line redrawn in place, 2 a plain progress
+    line every 30 s; None = 1 on a terminal, else 2.
+    """
     run_dir = pathlib.Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if (run_dir / "config.json").exists():
-        saved = load_run_config(run_dir)
-        if saved.model != config.model:
-            raise ValueError(
-                f"{run_dir} holds a run of a different model; resume it with its own config or choose a new --out"
-            )
-    config.save(run_dir / "config.json")
+    _check_existing_run(config, run_dir)
     if (run_dir / "done.json").exists():
         done = json.loads((run_dir / "done.json").read_text())
         if done["steps"] >= config.train.max_steps or done.get("stopped_early"):
             how = ", stopped early" if done.get("stopped_early") else ""
             print(f"{run_dir}: training already finished (step {done['steps']}{how}); nothing to do", flush=True)
             return done
-        print(f"{run_dir}: finished at step {done['steps']}; continuing to train.max_steps={config.train.max_steps}",
-              flush=True)
-        (run_dir / "done.json").unlink()
 
+    started = time.time()
     strategy = make_strategy(config.train.strategy)  # first: multi-worker set-up precedes any TF op
     keras.utils.set_random_seed(config.train.seed)
     policy = set_policy(config.train.mixed_precision)
@@ -98,6 +116,13 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     data = config.data
     train_sentences = read_split(data.train, data.format, data.parse_train or None, data.max_train_sentences)
     dev_sentences = read_split(data.dev, data.format, data.parse_dev or None, data.max_eval_sentences)
+    # the data is readable: from here on the run directory is written
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config.save(run_dir / "config.json")
+    if (run_dir / "done.json").exists():
+        print(f"{run_dir}: finished at step {json.loads((run_dir / 'done.json').read_text())['steps']}; "
+              f"continuing to train.max_steps={config.train.max_steps}", flush=True)
+        (run_dir / "done.json").unlink()
     vocabs = build_vocabularies(config, train_sentences, run_dir)
     print(
         f"train: {len(train_sentences)} sentences, dev: {len(dev_sentences)}; policy {policy}; "
@@ -117,47 +142,58 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         repeat=True,
         preprocess=model.preprocessor,
     )
-    print(f"training examples: {report.examples} ({report.tokens} tokens); nested spans left out of BIO: {report.bio}", flush=True)
+    print(f"training examples: {report.examples} ({report.tokens} tokens)", flush=True)
+    if report.bio.get("nested_spans"):
+        print(f"{report.bio['nested_spans']} of {report.bio['spans']} argument spans lie inside another argument of "
+              "the same predicate and are left out of the BIO tags", flush=True)
     with strategy.scope():
         model.compile(optimizer=make_optimizer(config.train))
         model.build_from_batch(next(iter(dataset)))
+        step = restore_checkpoint(model, run_dir / "checkpoints")
     if config.model.transition_log_probs:
         tag_sequences = [predicate_bio_tags(p, len(s))[0] for s in train_sentences for p in s.predicates]
         model.set_transitions(
             transition_log_probs(tag_sequences, vocabs.srl.entries), start_log_probs(tag_sequences, vocabs.srl.entries)
         )
-    if chief:
+    if chief and step == 0:
         save_model(model, run_dir / MODEL_FILE)
 
     interval = max(1, config.train.eval_every)
     epochs = math.ceil(config.train.max_steps / interval)
+    if verbose is None:
+        verbose = 1 if sys.stdout.isatty() else 2
+    progress = StepProgress(epochs * interval, live=verbose == 1, enabled=verbose != 0)
+    print(f"starting at step 0 of {epochs * interval}" if step == 0 else
+          f"resumed from checkpoint at step {step} of {epochs * interval}", flush=True)
 
     def evaluate_dev() -> dict:
         predicted = predict_sentences(model, dev_sentences, vocabs, token_budget=config.train.batch_tokens)
         return score(dev_sentences, predicted)
 
     evaluation = DevEvaluation(evaluate_dev, run_dir, patience=config.train.patience, write=chief,
-                                keep_weights=config.train.keep_weights)
+                                keep_weights=config.train.keep_weights, report=progress.line)
+    stop = evaluation.resume(model, step)
     callbacks = [
-        keras.callbacks.BackupAndRestore(str(run_dir / "checkpoints"), save_freq="epoch", delete_checkpoint=False),
-        ResumeReport(),
+        progress,
+        IntervalCheckpoint(run_dir / "checkpoints"),  # before the evaluation: see lisa_tf.training.callbacks
         evaluation,
         keras.callbacks.TensorBoard(str(run_dir / "logs"), update_freq="epoch", write_graph=False),
     ]
-    budget = TimeBudget(config.train.max_minutes) if config.train.max_minutes > 0 else None
+    budget = TimeBudget(config.train.max_minutes, report=progress.line) if config.train.max_minutes > 0 else None
     if budget is not None:
         callbacks.append(budget)
-    if verbose is None:
-        verbose = 1 if sys.stdout.isatty() else 2
-    started = time.time()
-    model.fit(dataset, steps_per_epoch=interval, epochs=epochs, callbacks=callbacks, verbose=verbose)
+    if not stop:
+        model.fit(dataset, steps_per_epoch=interval, epochs=epochs, initial_epoch=step // interval,
+                  callbacks=callbacks, verbose=0, shuffle=False)
     seconds = time.time() - started
     if chief:
         model.save_weights(run_dir / "final.weights.h5")
         save_model(model, run_dir / MODEL_FILE, weights_file(run_dir, "best"))  # the finished run: best dev weights
     best = max(evaluation.records, key=lambda r: r["dev_f1"])
     summary = {
+        "run": str(run_dir),
         "steps": int(model.optimizer.iterations.numpy()),
+        "max_steps": config.train.max_steps,
         "best_step": best["step"],
         "best_dev_f1": best["dev_f1"],
         "policy": policy,
@@ -169,4 +205,8 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     }
     if chief:
         (run_dir / "done.json").write_text(json.dumps(summary, indent=2) + "\n")
+    how = " (stopped early)" if summary["stopped_early"] else (" (time budget)" if summary["stopped_at_time_budget"] else "")
+    print(f"finished {run_dir}: step {summary['steps']} of {config.train.max_steps}{how}; "
+          f"best dev F1 {best['dev_f1']:.2f} at step {best['step']} (weights in {run_dir / 'best'}); "
+          f"wall time {duration(seconds)}", flush=True)
     return summary

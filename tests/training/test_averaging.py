@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lisa_tf.training.averaging import average_weights, checkpoint_files
-from lisa_tf.runs import load_run
+from lisa_tf.runs import RunError, load_run
 from tests.conftest import ROOT
 
 
@@ -23,7 +23,7 @@ def test_only_the_latest_checkpoints_are_kept(deepatt_pair):
     kept = sorted(p.name for p in (run / "weights").iterdir())
     assert kept == ["step-60.weights.h5", "step-90.weights.h5"]
     assert [p.name for p in checkpoint_files(run, 2)] == kept
-    with pytest.raises(ValueError, match="only 2 are kept"):
+    with pytest.raises(RunError, match="only 2 are kept"):
         checkpoint_files(run, 3)
 
 
@@ -55,5 +55,5 @@ def test_command_writes_weights_that_evaluate_reads(deepatt_pair, tmp_path):
 
 
 def test_missing_weights_directory_is_explained(tmp_path):
-    with pytest.raises(FileNotFoundError, match="train.keep_weights"):
+    with pytest.raises(RunError, match="train.keep_weights"):
         checkpoint_files(tmp_path, 5)
