@@ -23,4 +23,7 @@ def load(path, token_budget: int = 4096):
 # "-m") skips it: each command imports what it needs, so pure-Python commands (srl-eval, stats)
 # start fast and print no TensorFlow start-up lines.
 if _sys.argv[:1] != ["-m"]:
+    from lisa_tf.native_logs import import_tensorflow as _import_tensorflow
+
+    _import_tensorflow()
     import lisa_tf.models  # noqa: E402,F401

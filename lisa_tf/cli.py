@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 from data_pipeline.errors import UserError
 
 from lisa_tf import commands as _commands
+from lisa_tf.native_logs import import_tensorflow
 
 
 def _command_modules() -> dict[str, str]:
@@ -32,12 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(module_name)
         command = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command)
-        command.set_defaults(_run=module.run)
+        command.set_defaults(_run=module.run, _tensorflow=getattr(module, "TENSORFLOW", True))
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args._tensorflow:
+        import_tensorflow()
     try:
         return int(args._run(args) or 0)
     except UserError as error:

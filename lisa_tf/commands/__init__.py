@@ -2,5 +2,7 @@
 
 A command module named ``srl_eval.py`` is the command ``srl-eval``. It defines ``HELP`` (one line),
 ``add_arguments(parser)`` and ``run(args) -> int``; heavy imports (TensorFlow) go inside ``run`` so
-``--help`` and the data commands start fast.
+``--help`` and the data commands start fast. A command that never imports TensorFlow says so with
+``TENSORFLOW = False``; for the others the command line imports it first, without its start-up noise
+(:mod:`lisa_tf.native_logs`).
 """

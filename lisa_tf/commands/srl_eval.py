@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
+TENSORFLOW = False
 HELP = "score CoNLL-2005 props files like the official srl-eval.pl (optionally with the --swap convention)"
 
 

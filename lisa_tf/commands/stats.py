@@ -11,6 +11,7 @@ import json
 
 from data_pipeline.readers import FORMATS
 
+TENSORFLOW = False
 HELP = "print sentences, tokens, predicates and arguments of a corpus file or directory as one JSON line"
 
 

@@ -27,7 +27,7 @@ from keras import ops
 
 from lisa_tf.layers.dropout import Dropout
 from lisa_tf.layers.initializers import clone_initializer
-from lisa_tf.layers.masking import mask_logits
+from lisa_tf.layers.masking import masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="lisa_tf")
@@ -192,7 +192,7 @@ class SelfAttention(keras.layers.Layer):
 
         # A_h = softmax(d_k^-0.5 Q_h K_h^T), in float32 with padded keys excluded.
         logits = ops.cast(ops.einsum("bqhd,bkhd->bhqk", query, key), "float32")
-        weights = ops.softmax(mask_logits(logits, mask), axis=-1)
+        weights = masked_softmax(logits, mask)
 
         if head_override is not None:
             index = head_override_index

@@ -16,6 +16,8 @@ padding is replaced rather than turned into ``NaN`` (``0 · inf``) and passed on
 
 from __future__ import annotations
 
+import warnings
+
 from keras import ops
 
 #: The logit of a padded key before a softmax: finite (no ``inf − inf`` NaN when a whole row is
@@ -93,3 +95,19 @@ def fill_padded_positions(values, mask, fill=0.0):
     if mask is None:
         return values
     return ops.where(_expand(mask, len(values.shape), -1), values, ops.cast(fill, values.dtype))
+
+
+def masked_softmax(logits, mask):
+    """``softmax(mask_logits(logits, mask))`` over the last axis: zero weight on padded keys.
+
+    A batch of one-token sentences has one key, where the softmax is rightly 1; Keras warns about
+    a softmax over an axis of size 1 (meant for a mistaken class axis), so that warning is not shown.
+
+    Example:
+    ```python
+    masked_softmax(keras.random.normal((2, 4, 5, 5)), keras.ops.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]))
+    ```
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="You are using a softmax over axis", category=UserWarning)
+        return ops.softmax(mask_logits(logits, mask), axis=-1)

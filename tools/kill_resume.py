@@ -1,0 +1,149 @@
+"""``kill -9`` a tiny training run at random moments, resume it each time, and check nothing is lost.
+
+The run (DeepAtt, 2 layers, 20 EWT sentences; ``tests/training/run_tiny.py``) has ``--max-steps``
+steps with an evaluation every ``--eval-every``. Each round starts ``train`` on the same run directory
+and sends SIGKILL after a random delay: a quarter of the delays fall in start-up (before training),
+the rest are drawn over the training and evaluation time that follows. After ``--kills`` kills the
+run is resumed once more and left to finish. Checked at the end:
+
+- every evaluation step appears exactly once in ``metrics.jsonl``, and they are all the interval ends
+  up to ``max_steps``;
+- no checkpointed interval was trained twice: each round resumed from the newest checkpoint that was
+  on disk when it started;
+- the run finished at ``max_steps`` and ``best/`` holds the weights of the evaluation with the
+  highest dev F1 of all of them (compared tensor by tensor with ``weights/step-N.weights.h5``).
+
+Prints a table and writes ``benchmarks/out/kill_resume.json``.
+Run: ``PYTHONPATH=. python tools/kill_resume.py [--kills 20] [--seed 0] [--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from lisa_tf.training.checkpoints import step_files  # noqa: E402
+
+SCRIPT = ROOT / "tests" / "training" / "run_tiny.py"
+
+
+def _newest_checkpoint(run: pathlib.Path) -> int:
+    files = step_files(run / "checkpoints")
+    return int(files[-1].name[len("step-"):-len(".weights.h5")]) if files else 0
+
+
+def _same_weights(a: pathlib.Path, b: pathlib.Path) -> bool:
+    import h5py
+    import numpy as np
+
+    def tensors(path):
+        found = {}
+        with h5py.File(path) as handle:
+            handle.visititems(lambda name, item: found.__setitem__(name, item[()]) if isinstance(item, h5py.Dataset) else None)
+        return found
+
+    left, right = tensors(a), tensors(b)
+    model_keys = [k for k in left if not k.startswith("optimizer")]
+    return bool(model_keys) and all(np.array_equal(left[k], right.get(k)) for k in model_keys)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-steps", type=int, default=40)
+    parser.add_argument("--eval-every", type=int, default=4)
+    parser.add_argument("--out", default=None, help="run directory (default: a new temporary one)")
+    parser.add_argument("--json", default=str(ROOT / "benchmarks" / "out" / "kill_resume.json"))
+    args = parser.parse_args(argv)
+
+    rng = random.Random(args.seed)
+    run = pathlib.Path(args.out or tempfile.mkdtemp(prefix="kill_resume_")) / "run"
+    command = [sys.executable, str(SCRIPT), str(run), f"train.max_steps={args.max_steps}",
+               f"train.eval_every={args.eval_every}", f"train.keep_weights={args.max_steps}"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    rounds, retrained = [], 0
+    started = time.time()
+    for number in range(args.kills + 1):
+        newest = _newest_checkpoint(run)
+        log = run.parent / f"round-{number}.log"
+        with open(log, "w") as handle:
+            process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+            killed_at = None
+            if number < args.kills:
+                # wait for the start-up line, then a random moment of the training that follows
+                phase = "start-up" if rng.random() < 0.25 else "training"
+                delay = rng.uniform(0.5, 8.0) if phase == "start-up" else rng.uniform(0.0, 10.0)
+                if phase == "training":
+                    while process.poll() is None and not re.search(r"^(starting at|resumed from)", log.read_text(), re.M):
+                        time.sleep(0.05)
+                time.sleep(delay)
+                if process.poll() is None:
+                    process.send_signal(signal.SIGKILL)
+                    killed_at = f"{phase} +{delay:.2f}s"
+            process.wait()
+        text = log.read_text()
+        resumed = re.search(r"resumed from checkpoint at step (\d+)", text)
+        start_step = int(resumed.group(1)) if resumed else (0 if "starting at step 0" in text else None)
+        if start_step is not None and start_step != newest:
+            retrained += 1
+        rounds.append({"round": number, "killed": killed_at, "returncode": process.returncode,
+                       "newest_checkpoint_before": newest, "started_at_step": start_step,
+                       "evaluations_printed": [int(s) for s in re.findall(r"^step (\d+): loss", text, re.M)],
+                       "redone": [int(s) for s in re.findall(r"^step (\d+): evaluating the checkpoint", text, re.M)]})
+        print(f"round {number:2d}: {'killed at ' + killed_at if killed_at else 'ran to the end':<28} "
+              f"checkpoint before {newest:3d}  started at {start_step if start_step is not None else '-':>3}  "
+              f"evaluations {rounds[-1]['evaluations_printed']}", flush=True)
+        if (run / "done.json").exists() and number < args.kills:
+            # finished before all kills were spent: start a longer run in the same directory
+            break
+
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    steps = [r["step"] for r in records]
+    expected = list(range(args.eval_every, args.max_steps + 1, args.eval_every))
+    done = json.loads((run / "done.json").read_text())
+    best = max(records, key=lambda r: r["dev_f1"])
+    best_marker = json.loads((run / "best" / "step.json").read_text())
+    result = {
+        "kills": sum(1 for r in rounds if r["killed"]),
+        "rounds": rounds,
+        "metrics_steps": steps,
+        "each_evaluation_once": steps == expected,
+        "checkpointed_intervals_trained_again": retrained,
+        "finished_at_step": done["steps"],
+        "finished_at_max_steps": done["steps"] == args.max_steps,
+        "best_step": best_marker["step"],
+        "best_is_best_of_all": best_marker["step"] == best["step"],
+        "best_weights_match": _same_weights(run / "best" / "model.weights.h5",
+                                            run / "weights" / f"step-{best['step']}.weights.h5"),
+        "wall_seconds": round(time.time() - started, 1),
+        "run": str(run),
+    }
+    ok = (result["each_evaluation_once"] and not retrained and result["finished_at_max_steps"]
+          and result["best_is_best_of_all"] and result["best_weights_match"])
+    print()
+    print("| check | result |\n|---|---|")
+    for key in ("kills", "each_evaluation_once", "checkpointed_intervals_trained_again", "finished_at_step",
+                "best_step", "best_is_best_of_all", "best_weights_match", "wall_seconds"):
+        print(f"| {key} | {result[key]} |")
+    print(f"metrics.jsonl steps: {steps}")
+    pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"written {args.json}; {'all checks hold' if ok else 'A CHECK FAILED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
