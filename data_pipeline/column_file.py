@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import os
+import zlib
 from typing import Iterator, Optional
 
 from data_pipeline.errors import DataFormatError
@@ -31,7 +32,7 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     if raw[:2] == _GZIP_MAGIC:
         try:
             raw = gzip.decompress(raw)
-        except (OSError, EOFError) as error:
+        except (OSError, EOFError, zlib.error) as error:
             raise DataFormatError(path, None, f"looks like gzip but does not decompress: {error}") from error
     lines = raw.split(b"\n")
     if lines and lines[-1] == b"":
@@ -45,6 +46,11 @@ def read_lines(path: str | os.PathLike) -> list[str]:
                 path, number, f"expected UTF-8 text, found byte 0x{line[error.start]:02x} at column {error.start + 1}"
             ) from error
     return text
+
+
+def natural_number(cell: str) -> Optional[int]:
+    """The value of a cell of ASCII digits (``"0"``, ``"17"``); ``None`` for anything else (``"-1"``, ``"²"``, ``"١"``)."""
+    return int(cell) if cell.isascii() and cell.isdigit() else None
 
 
 @dataclasses.dataclass

@@ -17,7 +17,7 @@ import dataclasses
 import os
 from typing import Iterator, Optional, Sequence
 
-from data_pipeline.column_file import Block, read_blocks
+from data_pipeline.column_file import Block, natural_number, read_blocks
 from data_pipeline.errors import DataFormatError
 from data_pipeline.sentence import Sentence
 
@@ -95,10 +95,10 @@ def _sentence(block: Block, counts: ConlluCounts) -> Sentence:
         heads = None
     else:
         for line, row in tokens:
-            cell = row[_HEAD]
-            if not cell.isdigit() or int(cell) > n:
-                raise DataFormatError(block.path, line, f"expected a HEAD between 0 and {n}, found {cell!r}")
-            heads.append(int(cell))
+            head = natural_number(row[_HEAD])
+            if head is None or head > n:
+                raise DataFormatError(block.path, line, f"expected a HEAD between 0 and {n}, found {row[_HEAD]!r}")
+            heads.append(head)
     counts.sentences += 1
     counts.tokens += n
     return Sentence(
