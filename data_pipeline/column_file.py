@@ -6,11 +6,12 @@ text must be UTF-8 and any other byte sequence is an error naming the file and l
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import gzip
 import os
 import zlib
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 from data_pipeline.errors import DataFormatError
 
@@ -51,6 +52,27 @@ def read_lines(path: str | os.PathLike) -> list[str]:
 def natural_number(cell: str) -> Optional[int]:
     """The value of a cell of ASCII digits (``"0"``, ``"17"``); ``None`` for anything else (``"-1"``, ``"²"``, ``"١"``)."""
     return int(cell) if cell.isascii() and cell.isdigit() else None
+
+
+def sentence_width(rows: Sequence[Sequence[str]], path: str, first_line: int, columns: str = "columns") -> int:
+    """The number of cells of a sentence's rows (row ``i`` on line ``first_line + i``).
+
+    The width most rows have is the expected one, so a line with a cell more or less than the others is the line
+    blamed, wherever it is in the sentence (on a tie, the first row's width).
+
+    Raises:
+        DataFormatError: naming the first line whose width differs.
+    """
+    width = collections.Counter(len(row) for row in rows).most_common(1)[0][0]
+    for i, row in enumerate(rows):
+        if len(row) != width:
+            raise DataFormatError(
+                path,
+                first_line + i,
+                f"expected {width} {columns} like the other lines of its sentence (lines {first_line}-"
+                f"{first_line + len(rows) - 1}), found {len(row)}",
+            )
+    return width
 
 
 @dataclasses.dataclass

@@ -23,7 +23,7 @@ import gzip
 import os
 from typing import Iterable, Optional
 
-from data_pipeline.column_file import Block, natural_number, read_blocks
+from data_pipeline.column_file import Block, natural_number, read_blocks, sentence_width
 from data_pipeline.errors import DataFormatError
 from data_pipeline.sentence import Predicate, Sentence
 from data_pipeline.spans import bio_to_spans, spans_to_bio
@@ -47,16 +47,12 @@ def read_lisa(path: str | os.PathLike) -> list[Sentence]:
 
 def _sentence(block: Block) -> Sentence:
     rows, path = block.rows, block.path
-    width = len(rows[0])
+    width = sentence_width(rows, path, block.first_line, "tab-separated columns")
     if width < N_FIXED:
         raise DataFormatError(path, block.first_line, f"expected at least {N_FIXED} tab-separated columns, found {width}")
     start: Optional[int] = None
     for r, row in enumerate(rows):
         line = block.line_of(r)
-        if len(row) != width:
-            raise DataFormatError(
-                path, line, f"expected {width} tab-separated columns like the sentence's first line ({block.first_line}), found {len(row)}"
-            )
         token = natural_number(row[_TOKEN])
         if token is None or (start is not None and token != start + r) or (start is None and row[_TOKEN] not in ("0", "1")):
             expected = "0 or 1" if start is None else str(start + r)

@@ -29,12 +29,14 @@ def real_files(name: str) -> dict[str, bytes]:
     return seed_files(fuzz_target(name))
 
 
-def read_edited(tmp_path, name: str, file: str, edit) -> None:
-    """Write the target's real files with ``edit(lines) -> lines`` applied to ``file`` (cells of a line split on
-    tabs), and read them."""
+def read_edited(tmp_path, name: str, file: str, row: int, change) -> None:
+    """Write the target's real files with ``change(cells) -> cells`` applied to row ``row`` (0-based line) of
+    ``file``, and read them. Cells are split and joined on tabs, or on whitespace in files without tabs."""
     files = real_files(name)
-    lines = [line.split("\t") for line in files[file].decode("utf-8").split("\n")]
-    files[file] = "\n".join("\t".join(cells) for cells in edit(lines)).encode("utf-8")
+    lines = files[file].decode("utf-8").split("\n")
+    separator = "\t" if "\t" in lines[row] else "   "
+    lines[row] = separator.join(change(lines[row].split("\t") if separator == "\t" else lines[row].split()))
+    files[file] = "\n".join(lines).encode("utf-8")
     for relative, raw in files.items():
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_bytes(raw)
@@ -68,25 +70,25 @@ def test_a_corrupt_gzip_file_is_a_data_format_error(name, tmp_path):
     assert caught.value.path == str(tmp_path / file)
 
 
-def _set_cell(row: int, column: int, value: str):
-    def edit(lines):
-        lines[row][column] = value
-        return lines
+def _set_cell(column: int, value: str):
+    def change(cells):
+        cells[column] = value
+        return cells
 
-    return edit
+    return change
 
 
 @pytest.mark.parametrize("cell", ["\u00b2", "3\u00b2", "\u2460"])
 def test_a_lisa_head_that_is_a_digit_but_not_a_number(tmp_path, cell):
     # str.isdigit() accepts superscripts and circled digits, int() does not: ValueError before.
     with pytest.raises(DataFormatError, match=f"expected a head between 0 and 8 in column 7, found '{cell}'") as caught:
-        read_edited(tmp_path, "lisa", "mini.lisa", _set_cell(2, 6, cell))
+        read_edited(tmp_path, "lisa", "mini.lisa", 2, _set_cell(6, cell))
     assert caught.value.line == 3
 
 
 def test_a_lisa_token_id_that_is_a_digit_but_not_a_number(tmp_path):
     with pytest.raises(DataFormatError, match="expected token id 2 in column 3, found '\u00b2'") as caught:
-        read_edited(tmp_path, "lisa", "mini.lisa", _set_cell(2, 2, "\u00b2"))
+        read_edited(tmp_path, "lisa", "mini.lisa", 2, _set_cell(2, "\u00b2"))
     assert caught.value.line == 3
 
 
@@ -94,5 +96,31 @@ def test_a_lisa_token_id_that_is_a_digit_but_not_a_number(tmp_path):
 def test_a_conllu_head_that_is_a_digit_but_not_a_number(tmp_path, name):
     # Line 6 of the excerpt is the first word line ("1 From from ADP IN _ 3 case ...").
     with pytest.raises(DataFormatError, match="expected a HEAD between 0 and 7, found '\u2460'") as caught:
-        read_edited(tmp_path, name, "dev.conllu", _set_cell(5, 6, "\u2460"))
+        read_edited(tmp_path, name, "dev.conllu", 5, _set_cell(6, "\u2460"))
     assert caught.value.line == 6
+
+
+# Token lines inside a sentence of each real file: its first line and one in the middle.
+RAGGED = [
+    ("conll05-pasted", "test.wsj.pasted", 0), ("conll05-pasted", "test.wsj.pasted", 4),
+    ("conll05-split", "test.wsj/props/test.wsj.props", 9), ("conll05-split", "test.wsj/props/test.wsj.props", 15),
+    ("conll12-gold_conll", "dev.gold_conll", 1), ("conll12-gold_conll", "dev.gold_conll", 4),
+    ("conll12-gold_skel", "doc.gold_skel", 0), ("conll12-gold_skel", "doc.gold_skel", 5),
+    ("lisa", "mini.lisa", 0), ("lisa", "mini.lisa", 4),
+    ("conllu", "dev.conllu", 5), ("conllu", "dev.conllu", 8),
+]
+
+
+@pytest.mark.parametrize("name, file, row", RAGGED)
+@pytest.mark.parametrize("edit", ["cell added at the end", "cell added before the last", "last cell dropped"])
+def test_a_line_with_a_cell_more_or_less_is_blamed_at_that_line(tmp_path, name, file, row, edit):
+    # The width expected was the sentence's first line's: an extra cell on a first line blamed the second line,
+    # and in a pasted CoNLL-2005 file an extra non-bracket cell at the end moved the lemma column (line 1 blamed).
+    change = {
+        "cell added at the end": lambda cells: cells + ["X"],
+        "cell added before the last": lambda cells: cells[:-1] + ["X", cells[-1]],
+        "last cell dropped": lambda cells: cells[:-1],
+    }[edit]
+    with pytest.raises(DataFormatError, match=r"expected \d+ (tab-separated )?(CoNLL-U )?columns") as caught:
+        read_edited(tmp_path, name, file, row, change)
+    assert (caught.value.path, caught.value.line) == (str(tmp_path / file), row + 1)

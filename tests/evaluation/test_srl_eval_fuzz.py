@@ -32,3 +32,18 @@ def test_a_corrupt_gzip_props_file_is_a_data_format_error(tmp_path, side):
     with pytest.raises(DataFormatError, match="looks like gzip but does not decompress") as caught:
         evaluate(tmp_path / "gold.props", tmp_path / "predicted.props", warn=None)
     assert caught.value.path == str(tmp_path / side)
+
+
+@pytest.mark.parametrize("side", ["gold.props", "predicted.props"])
+@pytest.mark.parametrize("row", [9, 14])  # the first line of sentence 2 (line 10), and one in its middle
+def test_a_line_with_a_cell_more_is_blamed_at_that_line(tmp_path, side, row):
+    # The width expected was the sentence's first row's: a cell added there blamed line 11.
+    for name, raw in seed_files(target("srl_eval")).items():
+        lines = raw.decode("utf-8").split("\n")
+        if name == side:
+            lines[row] += "   *"
+        (tmp_path / name).write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"expected 5 columns like the other lines of its sentence \(lines 10-49\), "
+                                              r"found 6") as caught:
+        evaluate(tmp_path / "gold.props", tmp_path / "predicted.props", warn=None)
+    assert (caught.value.path, caught.value.line) == (str(tmp_path / side), row + 1)
