@@ -5,6 +5,7 @@ more examples); the regression cases below are inputs that fuzzing found raising
 from __future__ import annotations
 
 import gzip
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -124,3 +125,14 @@ def test_a_line_with_a_cell_more_or_less_is_blamed_at_that_line(tmp_path, name, 
     with pytest.raises(DataFormatError, match=r"expected \d+ (tab-separated )?(CoNLL-U )?columns") as caught:
         read_edited(tmp_path, name, file, row, change)
     assert (caught.value.path, caught.value.line) == (str(tmp_path / file), row + 1)
+
+
+def test_the_benchmark_counts_inputs_and_failures_per_target(tmp_path, capsys):
+    from benchmarks.fuzz_readers import main
+
+    out = tmp_path / "fuzz.json"
+    assert main(["--examples", "5", "--targets", "lisa", "conllu", "--out", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert [(row["target"], row["inputs"], row["failing_inputs"]) for row in report["rows"]] == [
+        ("lisa", 5, 0), ("conllu", 5, 0)]
+    assert report["examples_per_target"] == 5 and "lisa" in capsys.readouterr().out
