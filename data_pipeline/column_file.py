@@ -6,10 +6,12 @@ text must be UTF-8 and any other byte sequence is an error naming the file and l
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import gzip
 import os
-from typing import Iterator, Optional
+import zlib
+from typing import Iterator, Optional, Sequence
 
 from data_pipeline.errors import DataFormatError
 
@@ -31,7 +33,7 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     if raw[:2] == _GZIP_MAGIC:
         try:
             raw = gzip.decompress(raw)
-        except (OSError, EOFError) as error:
+        except (OSError, EOFError, zlib.error) as error:
             raise DataFormatError(path, None, f"looks like gzip but does not decompress: {error}") from error
     lines = raw.split(b"\n")
     if lines and lines[-1] == b"":
@@ -45,6 +47,32 @@ def read_lines(path: str | os.PathLike) -> list[str]:
                 path, number, f"expected UTF-8 text, found byte 0x{line[error.start]:02x} at column {error.start + 1}"
             ) from error
     return text
+
+
+def natural_number(cell: str) -> Optional[int]:
+    """The value of a cell of ASCII digits (``"0"``, ``"17"``); ``None`` for anything else (``"-1"``, ``"²"``, ``"١"``)."""
+    return int(cell) if cell.isascii() and cell.isdigit() else None
+
+
+def sentence_width(rows: Sequence[Sequence[str]], path: str, first_line: int, columns: str = "columns") -> int:
+    """The number of cells of a sentence's rows (row ``i`` on line ``first_line + i``).
+
+    The width most rows have is the expected one, so a line with a cell more or less than the others is the line
+    blamed, wherever it is in the sentence (on a tie, the first row's width).
+
+    Raises:
+        DataFormatError: naming the first line whose width differs.
+    """
+    width = collections.Counter(len(row) for row in rows).most_common(1)[0][0]
+    for i, row in enumerate(rows):
+        if len(row) != width:
+            raise DataFormatError(
+                path,
+                first_line + i,
+                f"expected {width} {columns} like the other lines of its sentence (lines {first_line}-"
+                f"{first_line + len(rows) - 1}), found {len(row)}",
+            )
+    return width
 
 
 @dataclasses.dataclass

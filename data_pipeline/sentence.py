@@ -53,6 +53,8 @@ class Sentence:
         predicates: predicates in token order.
         source: file the sentence came from; ``line``: 1-based line of its first token.
         doc_id: document id where the format has one.
+        word_lines: 1-based line of each word where they are not the consecutive lines from ``line`` (CoNLL-U
+            skips range and empty-node lines); ``None`` otherwise. Not part of equality.
     """
 
     words: list[str]
@@ -64,6 +66,7 @@ class Sentence:
     source: Optional[str] = None
     line: Optional[int] = None
     doc_id: Optional[str] = None
+    word_lines: Optional[list[int]] = dataclasses.field(default=None, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -90,3 +93,9 @@ class Sentence:
     def where(self) -> str:
         """``file:line`` of the sentence, for error messages."""
         return f"{self.source or '<input>'}:{self.line if self.line is not None else '?'}"
+
+    def word_line(self, index: int) -> Optional[int]:
+        """1-based line of word ``index`` (0-based), ``None`` when the sentence has no line."""
+        if self.word_lines is not None:
+            return self.word_lines[index]
+        return None if self.line is None else self.line + index

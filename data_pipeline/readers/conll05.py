@@ -42,7 +42,7 @@ import os
 import re
 from typing import Optional, Sequence
 
-from data_pipeline.column_file import Block, read_blocks
+from data_pipeline.column_file import Block, read_blocks, sentence_width
 from data_pipeline.errors import DataFormatError
 from data_pipeline.sentence import Predicate, Sentence
 from data_pipeline.spans import brackets_to_spans
@@ -199,7 +199,7 @@ def _check_alignment(blocks: dict[str, list[Block]]) -> None:
 
 
 def _sentence_from_layers(words: Block, props: Block, synt: Optional[Block], senses: Optional[Block]) -> Sentence:
-    predicates = _predicates(props.rows, props.path, props.first_line, lemma_column=0)
+    predicates = _predicates(props, lemma_column=0)
     if senses is not None:
         predicates = _with_senses(predicates, props, senses)
     return Sentence(
@@ -225,14 +225,10 @@ def _with_senses(predicates: list[Predicate], props: Block, senses: Block) -> li
     ]
 
 
-def _predicates(rows: Sequence[Sequence[str]], path: str, first_line: int, lemma_column: int) -> list[Predicate]:
-    """Targets and their argument spans from the props part of rows: ``rows[r][lemma_column:]``."""
-    width = len(rows[0])
-    for r, row in enumerate(rows):
-        if len(row) != width:
-            raise DataFormatError(
-                path, first_line + r, f"expected {width} columns like the sentence's first line ({first_line}), found {len(row)}"
-            )
+def _predicates(block: Block, lemma_column: int) -> list[Predicate]:
+    """Targets and their argument spans from the props part of a block's rows: ``rows[r][lemma_column:]``."""
+    rows, path, first_line = block.rows, block.path, block.first_line
+    width = sentence_width(rows, path, first_line)
     n_columns = width - lemma_column - 1
     targets = [r for r, row in enumerate(rows) if row[lemma_column] != NO_TARGET]
     if len(targets) != n_columns:
@@ -270,6 +266,7 @@ def _read_pasted(path: str) -> list[Sentence]:
     sentences = []
     fixed: Optional[int] = None
     for block in read_blocks(path):
+        sentence_width(block.rows, path, block.first_line)
         if fixed is None:
             fixed = lemma_column(block.rows)
             if fixed < 1:
@@ -284,7 +281,7 @@ def _read_pasted(path: str) -> list[Sentence]:
                 raise DataFormatError(
                     path, block.line_of(r), f"expected at least {fixed + 1} columns (word ... lemma, as in the file's first sentence), found {len(row)}"
                 )
-        predicates = _predicates(block.rows, path, block.first_line, lemma_column=fixed)
+        predicates = _predicates(block, lemma_column=fixed)
         sentences.append(
             Sentence(
                 words=[row[0] for row in block.rows],

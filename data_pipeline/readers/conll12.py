@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from typing import Iterable, Optional, Sequence
 
-from data_pipeline.column_file import read_blocks
+from data_pipeline.column_file import natural_number, read_blocks, sentence_width
 from data_pipeline.errors import DataFormatError
 from data_pipeline.sentence import Predicate, Sentence
 from data_pipeline.spans import brackets_to_spans, spans_to_brackets
@@ -125,24 +125,18 @@ def _check_marker(row: list[str], path: str, line: int) -> None:
 
 def _sentence(rows: Sequence[list[str]], kind: str, path: str, first_line: int) -> Sentence:
     leading, trailing = _LEADING[kind], _TRAILING[kind]
-    width = len(rows[0])
+    width = sentence_width(rows, path, first_line)
     if width < leading + trailing:
         layout = "11 fixed columns plus the coreference column" if kind == GOLD_CONLL else "8 fixed columns"
         raise DataFormatError(
             path, first_line, f"expected at least {leading + trailing} columns in a .{kind} file ({layout}), found {width}"
         )
     for i, row in enumerate(rows):
-        if len(row) != width:
-            raise DataFormatError(
-                path,
-                first_line + i,
-                f"expected {width} columns like the sentence's first token line ({first_line}), found {len(row)}",
-            )
         if row[0] != rows[0][0]:
             raise DataFormatError(
                 path, first_line + i, f"expected doc id {rows[0][0]!r} as on line {first_line}, found {row[0]!r}"
             )
-        if not row[2].isdigit():
+        if natural_number(row[2]) is None:
             raise DataFormatError(path, first_line + i, f"expected a token number in column 3, found {row[2]!r}")
     n_args = width - leading - trailing
     predicate_rows = [i for i, row in enumerate(rows) if row[6] != _NONE and row[7] != _NONE]

@@ -17,7 +17,7 @@ import dataclasses
 import os
 from typing import Iterator, Optional, Sequence
 
-from data_pipeline.column_file import Block, read_blocks
+from data_pipeline.column_file import Block, natural_number, read_blocks
 from data_pipeline.errors import DataFormatError
 from data_pipeline.sentence import Sentence
 
@@ -95,10 +95,10 @@ def _sentence(block: Block, counts: ConlluCounts) -> Sentence:
         heads = None
     else:
         for line, row in tokens:
-            cell = row[_HEAD]
-            if not cell.isdigit() or int(cell) > n:
-                raise DataFormatError(block.path, line, f"expected a HEAD between 0 and {n}, found {cell!r}")
-            heads.append(int(cell))
+            head = natural_number(row[_HEAD])
+            if head is None or head > n:
+                raise DataFormatError(block.path, line, f"expected a HEAD between 0 and {n}, found {row[_HEAD]!r}")
+            heads.append(head)
     counts.sentences += 1
     counts.tokens += n
     return Sentence(
@@ -108,6 +108,7 @@ def _sentence(block: Block, counts: ConlluCounts) -> Sentence:
         dep_labels=None if heads is None else [row[_DEPREL] for _, row in tokens],
         source=block.path,
         line=block.first_line,
+        word_lines=[line for line, _ in tokens],
     )
 
 
@@ -121,17 +122,37 @@ def _pos(rows: Sequence[list[str]], counts: ConlluCounts) -> Optional[list[str]]
     return None
 
 
+#: Masked words of PropBank skeletons (``.gold_skel``): they match any word of a parse.
+MASKED_WORD = "[WORD]"
+# Penn Treebank spellings of brackets and quotes, and what a parse of the raw text may write instead.
+_PTB_SPELLING = {"-LRB-": "(", "-RRB-": ")", "-LCB-": "{", "-RCB-": "}", "-LSB-": "[", "-RSB-": "]",
+                 "``": '"', "''": '"', "\u201c": '"', "\u201d": '"', "`": "'", "\u2018": "'", "\u2019": "'"}
+
+
+def _plain(word: str) -> str:
+    """A word with PTB bracket and quote tokens and the ``\\/`` and ``\\*`` escapes of PTB text spelled plainly."""
+    word = _PTB_SPELLING.get(word.upper(), word)
+    return word.replace("\\/", "/").replace("\\*", "*")
+
+
+def same_word(data_word: str, parse_word: str) -> bool:
+    """Whether a parse word is the data word: equal once PTB spellings are undone, or the data word is masked."""
+    return data_word == parse_word or data_word == MASKED_WORD or _plain(data_word) == _plain(parse_word)
+
+
 def attach_parse(
     sentences: Sequence[Sentence], parse_sentences: Sequence[Sentence], path: str | os.PathLike
 ) -> list[Sentence]:
     """Copies of ``sentences`` carrying the heads and labels of ``parse_sentences`` (read from ``path``).
 
-    The two lists are paired in order; words and POS of the SRL sentences are kept.
+    The two lists are paired in order; words and POS of the SRL sentences are kept. Each pair must have the same
+    words (:func:`same_word`: PTB ``-LRB-`` matches ``(`` and PTB quotes match ``"``; a masked ``[WORD]`` matches any).
 
     Raises:
         DataFormatError: the files have different numbers of sentences, or a pair has different token counts
-            (naming both the SRL sentence and the parse sentence), or a parse sentence has no heads. Trees are
-            never attached to a sentence they were not made for.
+            (naming both the SRL sentence and the parse sentence), or a different word (naming the data file:line and
+            the parse file:line of the word, and both words), or a parse sentence has no heads. Trees are never
+            attached to a sentence they were not made for.
     """
     path = os.fspath(path)
     if len(sentences) != len(parse_sentences):
@@ -147,6 +168,15 @@ def attach_parse(
                 f"sentence {number}: expected {len(sentence)} tokens as in the SRL sentence at {sentence.where()}, "
                 f"found {len(parse)} in the parse",
             )
+        for i, (word, parsed) in enumerate(zip(sentence.words, parse.words)):
+            if not same_word(word, parsed):
+                raise DataFormatError(
+                    path,
+                    parse.word_line(i),
+                    f"sentence {number}, word {i + 1}: expected {word!r} as in the data at "
+                    f"{sentence.source or '<input>'}:{sentence.word_line(i) or '?'}, found {parsed!r} in the parse "
+                    "(a parse of other sentences, or of another tokenisation)",
+                )
         if parse.heads is None:
             raise DataFormatError(path, parse.line, f"sentence {number}: expected dependency heads, found '_'")
         result.append(dataclasses.replace(sentence, heads=list(parse.heads), dep_labels=list(parse.dep_labels)))

@@ -23,7 +23,7 @@ import gzip
 import os
 from typing import Iterable, Optional
 
-from data_pipeline.column_file import Block, read_blocks
+from data_pipeline.column_file import Block, natural_number, read_blocks, sentence_width
 from data_pipeline.errors import DataFormatError
 from data_pipeline.sentence import Predicate, Sentence
 from data_pipeline.spans import bio_to_spans, spans_to_bio
@@ -47,31 +47,28 @@ def read_lisa(path: str | os.PathLike) -> list[Sentence]:
 
 def _sentence(block: Block) -> Sentence:
     rows, path = block.rows, block.path
-    width = len(rows[0])
+    width = sentence_width(rows, path, block.first_line, "tab-separated columns")
     if width < N_FIXED:
         raise DataFormatError(path, block.first_line, f"expected at least {N_FIXED} tab-separated columns, found {width}")
     start: Optional[int] = None
     for r, row in enumerate(rows):
         line = block.line_of(r)
-        if len(row) != width:
-            raise DataFormatError(
-                path, line, f"expected {width} tab-separated columns like the sentence's first line ({block.first_line}), found {len(row)}"
-            )
-        token = row[_TOKEN]
-        if not token.isdigit() or (start is not None and int(token) != start + r) or (start is None and token not in ("0", "1")):
+        token = natural_number(row[_TOKEN])
+        if token is None or (start is not None and token != start + r) or (start is None and row[_TOKEN] not in ("0", "1")):
             expected = "0 or 1" if start is None else str(start + r)
-            raise DataFormatError(path, line, f"expected token id {expected} in column 3, found {token!r}")
+            raise DataFormatError(path, line, f"expected token id {expected} in column 3, found {row[_TOKEN]!r}")
         if start is None:
-            start = int(token)
+            start = token
     n = len(rows)
     head_cells = [row[_HEAD] for row in rows]
     heads: Optional[list[int]] = None
     if any(cell != _MISSING for cell in head_cells):
         heads = []
         for r, cell in enumerate(head_cells):
-            if not cell.isdigit() or int(cell) > n:
+            head = natural_number(cell)
+            if head is None or head > n:
                 raise DataFormatError(path, block.line_of(r), f"expected a head between 0 and {n} in column 7, found {cell!r}")
-            heads.append(int(cell))
+            heads.append(head)
     n_srl = width - N_FIXED
     targets = [r for r, row in enumerate(rows) if row[_LEMMA] != NO_PREDICATE]
     if len(targets) != n_srl:

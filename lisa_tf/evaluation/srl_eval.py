@@ -53,8 +53,7 @@ import os
 import sys
 from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
-from data_pipeline.column_file import Block, read_blocks
-from data_pipeline.errors import DataFormatError
+from data_pipeline.column_file import Block, read_blocks, sentence_width
 from data_pipeline.sentence import Sentence, Span
 from data_pipeline.spans import brackets_to_spans
 
@@ -397,14 +396,7 @@ class _PropSentence:
 
 def _from_block(block: Block) -> _PropSentence:
     def build(sink: _Sink) -> list[_Prop]:
-        width = len(block.rows[0])
-        for number, row in enumerate(block.rows):
-            if len(row) != width:
-                raise DataFormatError(
-                    block.path, block.line_of(number),
-                    f"expected {width} columns like the sentence's first row (line {block.first_line}), "
-                    f"found {len(row)}",
-                )
+        width = sentence_width(block.rows, block.path, block.first_line)
         targets = [row[0] for row in block.rows]
         columns = [[row[k] for row in block.rows] for k in range(1, width)]
         props = []

@@ -73,3 +73,13 @@ def test_stats_command_reports_bad_input_in_one_line(tmp_path):
     done = _stats("--format", "conll05", split)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"error: {split / 'words'}: expected a words/ layer") and "Penn Treebank" in done.stderr
+
+
+def test_stats_command_on_an_empty_file_is_an_error(tmp_path):
+    # A corpus without a sentence is an error here as for training and evaluation (it printed zero counts).
+    empty = tmp_path / "dev.conllu"
+    empty.write_text("\n\n", encoding="utf-8")
+    done = _stats("--format", "conllu", empty)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"error: {empty}: no sentences found; expected conllu data: word lines of 10 "
+                                  "tab-separated CoNLL-U columns") and len(done.stderr.strip().split("\n")) == 1
