@@ -28,6 +28,7 @@ from typing import Iterator, Optional
 
 import numpy as np
 
+from data_pipeline.column_file import natural_number
 from data_pipeline.errors import DataFormatError
 from data_pipeline.vocab import PAD_ID, Vocabulary, normalise_word
 
@@ -135,7 +136,7 @@ def load_glove(
             raise DataFormatError(path, number, "expected 'word v1 ... vD', found an empty line")
         if number == 1:
             fields = line.split()
-            if len(fields) == 2 and all(f.isdigit() for f in fields):
+            if len(fields) == 2 and all(natural_number(f) is not None for f in fields):
                 header_dim = int(fields[1])
                 if file_dim is not None and header_dim != file_dim:
                     raise DataFormatError(path, 1, f"expected dimension {file_dim}, header says {header_dim}")

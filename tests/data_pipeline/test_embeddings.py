@@ -112,6 +112,11 @@ def test_malformed_files_name_the_line(glove_lines, vocabs, tmp_path):
         load_glove(write(glove_lines[:5]), vocabs.words, dim=100)
     assert info.value.line == 1 and "100 values" in info.value.message
 
+    # a first line of two non-ASCII digits is not a word2vec header ("count dim"): a line of numbers
+    with pytest.raises(DataFormatError) as info:
+        load_glove(write(["\u00b2 \u00b2"] + glove_lines[:5]), vocabs.words)
+    assert info.value.line in (1, 2)
+
     empty = tmp_path / "empty.txt"
     empty.write_text("", encoding="utf-8")
     with pytest.raises(DataFormatError, match="empty file"):
