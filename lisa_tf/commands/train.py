@@ -7,11 +7,10 @@ def add_arguments(parser):
     parser.add_argument("--config", help="configs/*.toml|json; optional when resuming (the run's config.json is used)")
     parser.add_argument("--out", required=True, help="run directory")
     parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="e.g. train.max_steps=200 model.num_layers=4")
-    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="Keras fit verbosity")
+    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="progress: 0 evaluations only, 1 one line redrawn (default on a terminal), 2 a plain line every 30 s")
 
 
 def run(args) -> int:
-    import json
     import pathlib
 
     from lisa_tf.config import load_config
@@ -26,6 +25,5 @@ def run(args) -> int:
 
     from lisa_tf.training.loop import train
 
-    summary = train(config, args.out, verbose=args.verbose)
-    print(json.dumps(summary))
+    train(config, args.out, verbose=args.verbose)  # its last line names the run, best dev F1 and wall time
     return 0

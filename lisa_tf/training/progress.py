@@ -60,7 +60,8 @@ class StepProgress(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         self._first_step = int(self.model.optimizer.iterations.numpy())
-        self._started = self._shown = time.time()
+        self._started = time.time()
+        self._shown = float("-inf") if self.live else self._started  # a live line shows at once
 
     def on_train_batch_end(self, batch, logs=None):
         if not self.enabled:
