@@ -10,6 +10,7 @@ other files belong to training: ``config.json`` (the experiment), ``vocab/``, ``
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -27,9 +28,49 @@ class RunError(UserError):
     """A run directory that cannot be loaded: names the path and what is missing."""
 
 
+def require_run(run_dir: str | os.PathLike, flag: str = "--run") -> pathlib.Path:
+    """``run_dir`` as a path, once it is known to be a run directory (it holds ``model.keras``).
+
+    Raises:
+        RunError: naming ``flag`` and the path: no such directory, or not a run.
+    """
+    path = pathlib.Path(run_dir)
+    if not path.exists():
+        raise RunError(f"{flag} {path}: no such directory")
+    if not path.is_dir():
+        raise RunError(f"{flag} {path}: not a directory; expected a run directory written by `python -m lisa_tf train`")
+    if not (path / MODEL_FILE).exists():
+        raise RunError(f"{flag} {path}: not a run directory (no {MODEL_FILE}); expected a directory written by "
+                       "`python -m lisa_tf train`")
+    return path
+
+
 def load_run_config(run_dir: str | os.PathLike) -> ExperimentConfig:
     """The experiment config a run was trained with (``config.json``)."""
-    return config_from_dict(json.loads((pathlib.Path(run_dir) / "config.json").read_text()))
+    path = pathlib.Path(run_dir) / "config.json"
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RunError(f"{path}: no such file; is {run_dir} a run directory written by `python -m lisa_tf train`?") from None
+    except json.JSONDecodeError as error:
+        raise RunError(f"{path}: not valid JSON ({error}); the run's config is damaged") from None
+    return config_from_dict(raw)
+
+
+def check_same_model(config: ExperimentConfig, run_dir: str | os.PathLike) -> None:
+    """When ``run_dir`` already holds a run (``config.json``), check that ``config`` has the run's model.
+
+    Raises:
+        RunError: naming the run directory and each ``model.*`` key that differs.
+    """
+    if not (pathlib.Path(run_dir) / "config.json").exists():
+        return
+    run_model = load_run_config(run_dir).model
+    differ = [f"model.{f.name} is {getattr(run_model, f.name)!r} in the run, {getattr(config.model, f.name)!r} here"
+              for f in dataclasses.fields(run_model) if getattr(run_model, f.name) != getattr(config.model, f.name)]
+    if differ:
+        raise RunError(f"--out {run_dir} holds a run of a different model ({'; '.join(differ)}); resume it with its "
+                       "own config (leave out --config and model.* overrides) or choose a new --out")
 
 
 def weights_file(run_dir: str | os.PathLike, weights: str = "best") -> pathlib.Path:
