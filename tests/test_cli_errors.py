@@ -76,3 +76,100 @@ def test_resuming_with_another_model_is_refused_before_anything_is_written(capsy
     (tmp_path / "file").write_text("")
     line = one_error(capsys, ["train", "--config", OPEN_LISA, "--out", tmp_path / "file"])
     assert "exists and is not a directory" in line
+
+
+# ------------------------------------------------------------------------------- run directories
+EWT_DEV = str(PROJECT_ROOT / "data" / "propbank-ewt" / "dev.gold_conll.gz")
+
+
+def _run_commands(run, tmp_path):
+    return {
+        "evaluate": ["evaluate", "--run", run, "--data", EWT_DEV],
+        "export": ["export", "--run", run, "--out", tmp_path / "exports" / "srl" / "1"],
+        "average-checkpoints": ["average-checkpoints", "--run", run],
+    }
+
+
+@pytest.mark.parametrize("command", ["evaluate", "export", "average-checkpoints"])
+def test_run_that_does_not_exist_or_is_not_a_run(capsys, tmp_path, command):
+    missing = tmp_path / "missing"
+    line = one_error(capsys, _run_commands(missing, tmp_path)[command])
+    assert line == f"error: --run {missing}: no such directory"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("not a run\n")
+    line = one_error(capsys, _run_commands(other, tmp_path)[command])
+    assert line == (f"error: --run {other}: not a run directory (no model.keras); expected a directory written by "
+                    "`python -m lisa_tf train`")
+    assert not (tmp_path / "exports").exists()
+
+
+def test_predict_names_a_missing_or_foreign_model_path(capsys, tmp_path):
+    line = one_error(capsys, ["predict", tmp_path / "missing", "The cat sat."])
+    assert line == f"error: {tmp_path / 'missing'}: no such file or directory"
+    line = one_error(capsys, ["predict", tmp_path, "The cat sat."])
+    assert line.startswith(f"error: {tmp_path}: not a run directory (model.keras), a .keras file or a SavedModel export")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "export", "average-checkpoints"])
+def test_missing_or_foreign_weights_file(capsys, tmp_path, deepatt_run, command):
+    missing = tmp_path / "step-9.weights.h5"
+    argv = _run_commands(deepatt_run, tmp_path)[command]
+    line = one_error(capsys, argv + ["--weights", missing])
+    assert line == f"error: --weights {missing}: no such file; expected best, final or a path to a .weights.h5 file"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not weights\n")
+    line = one_error(capsys, argv + ["--weights", notes])
+    assert line == f"error: --weights {notes}: expected best, final or a path to a .weights.h5 file"
+    assert not (tmp_path / "exports").exists()
+
+
+def test_average_checkpoints_names_what_the_run_kept(capsys, deepatt_run):
+    kept = sorted((deepatt_run / "weights").glob("step-*.weights.h5"))
+    line = one_error(capsys, ["average-checkpoints", "--run", deepatt_run, "--last", len(kept) + 1])
+    assert line == (f"error: --last {len(kept) + 1}: {deepatt_run / 'weights'} holds {len(kept)} step-N.weights.h5 "
+                    f"checkpoint(s); give --last {len(kept)} or fewer")
+
+
+# ------------------------------------------------------------------------------------- export
+@pytest.fixture
+def untrained_run(deepatt_run, tmp_path):
+    """A run as ``train`` leaves it before its first evaluation: the built model, its config and
+    vocabularies, no trained weights."""
+    import shutil
+
+    run = tmp_path / "untrained"
+    run.mkdir()
+    for name in ("model.keras", "config.json"):
+        shutil.copy(deepatt_run / name, run / name)
+    shutil.copytree(deepatt_run / "vocab", run / "vocab")
+    return run
+
+
+def test_export_into_a_non_empty_directory_is_refused(capsys, tmp_path, deepatt_run):
+    version = tmp_path / "srl" / "1"
+    version.mkdir(parents=True)
+    (version / "saved_model.pb").write_bytes(b"an earlier export")
+    line = one_error(capsys, ["export", "--run", deepatt_run, "--out", version])
+    assert line == (f"error: {version}: directory exists and is not empty; export into a new version directory, "
+                    f"e.g. {tmp_path / 'srl' / '2'}")
+    assert (version / "saved_model.pb").read_bytes() == b"an earlier export"
+
+
+def test_export_of_a_run_without_trained_weights(capsys, tmp_path, untrained_run):
+    out = tmp_path / "srl" / "1"
+    line = one_error(capsys, ["export", "--run", untrained_run, "--out", out])
+    assert line == (f"error: --run {untrained_run}: the run has no trained weights (neither best/model.weights.h5 nor "
+                    "final.weights.h5: training has not reached its first evaluation); train it (python -m lisa_tf "
+                    f"train --out {untrained_run}), or give --allow-untrained to export its untrained model")
+    assert not out.exists()
+    line = one_error(capsys, ["evaluate", "--run", untrained_run, "--data", EWT_DEV])
+    assert line.startswith(f"error: {untrained_run}: the run has no trained weights")
+
+    assert main(["export", "--run", str(untrained_run), "--out", str(out), "--allow-untrained"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [f"warning: --run {untrained_run}: the run has no trained weights (neither "
+                                         "best/model.weights.h5 nor final.weights.h5: training has not reached its "
+                                         "first evaluation); exporting its untrained model (--allow-untrained)"]
+    assert (out / "saved_model.pb").exists() and captured.out == f"SavedModel written to {out}\n"
+
