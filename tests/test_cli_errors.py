@@ -173,3 +173,22 @@ def test_export_of_a_run_without_trained_weights(capsys, tmp_path, untrained_run
                                          "first evaluation); exporting its untrained model (--allow-untrained)"]
     assert (out / "saved_model.pb").exists() and captured.out == f"SavedModel written to {out}\n"
 
+
+# ---------------------------------------------------------------------------------- ensembles
+def test_ensemble_of_different_model_kinds_is_refused_up_front(capsys, deepatt_run, lisa_run):
+    line = one_error(capsys, ["evaluate", "--run", deepatt_run, lisa_run, "--data", EWT_DEV, "--limit", 5])
+    assert line == (f"error: {lisa_run} is a lisa model and {deepatt_run} a deepatt model; an ensemble averages the "
+                    "softmax outputs of runs of one model kind (all deepatt, all lisa, all sa or all selective) with "
+                    "the same model.gold_predicates, trained on the same data (same vocabularies)")
+
+
+def test_ensemble_of_loaded_models_of_different_kinds_is_refused(deepatt_run, lisa_run):
+    from data_pipeline.splits import read_split
+    from lisa_tf.predict import EnsembleError, predict_sentences
+    from lisa_tf.runs import load_run
+
+    models = [load_run(lisa_run), load_run(deepatt_run)]
+    sentences = read_split(EWT_DEV, "conll12", None, 2)
+    with pytest.raises(EnsembleError, match="model 2 is a deepatt model and model 1 a lisa model; an ensemble"):
+        predict_sentences(models, sentences)
+
