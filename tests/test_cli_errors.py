@@ -192,3 +192,18 @@ def test_ensemble_of_loaded_models_of_different_kinds_is_refused(deepatt_run, li
     with pytest.raises(EnsembleError, match="model 2 is a deepatt model and model 1 a lisa model; an ensemble"):
         predict_sentences(models, sentences)
 
+
+# ------------------------------------------------------------------ labels unseen in training
+def test_evaluate_reports_gold_labels_the_run_never_saw(capsys, deepatt_run):
+    import json
+
+    assert main(["evaluate", "--run", str(deepatt_run), "--data", EWT_DEV, "--limit", "20"]) == 0
+    captured = capsys.readouterr()
+    metrics, _ = json.JSONDecoder().raw_decode(captured.out)
+    # The run saw the first 20 EWT training sentences; the first 20 dev sentences hold these roles besides.
+    assert metrics["unseen_labels"] == {"ARGM-DIR": 1, "ARGM-PRD": 1, "C-ARG1": 1}
+    tags = (deepatt_run / "vocab" / "srl.txt").read_text().split()
+    assert "B-ARG0" in tags and not {"B-ARGM-DIR", "B-ARGM-PRD", "B-C-ARG1"} & set(tags)
+    assert captured.err.splitlines() == [
+        "warning: 3 gold argument(s) have role labels the run never saw in training, so it cannot predict them "
+        "(each counts as a miss): ARGM-DIR (1), ARGM-PRD (1), C-ARG1 (1)"]

@@ -10,6 +10,7 @@ runs with a predicate identifier find the predicates first and are scored on pre
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Optional, Sequence
 
 from data_pipeline.errors import UserError
@@ -26,6 +27,15 @@ from lisa_tf.runs import load_run, load_run_config, require_run
 
 class EvaluationError(UserError):
     """Options of ``evaluate`` that do not go together, or data that lacks what they need."""
+
+
+def unseen_labels(gold: Sequence, vocabs) -> dict[str, int]:
+    """Gold arguments per role label the SRL vocabulary (the training data's) has no tag for: the model
+    cannot predict them, so each counts as a miss. Most frequent first."""
+    known = set(vocabs.srl.entries)
+    counts = Counter(argument.label for sentence in gold for predicate in sentence.predicates
+                     for argument in predicate.arguments if argument.label != "V" and f"B-{argument.label}" not in known)
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
 def evaluate_runs(
@@ -76,6 +86,7 @@ def evaluate_runs(
         "gold_predicates": gold_predicates or not predicts_predicates,
         "srl": score(gold, predicted),
         "srl_swap": score(gold, predicted, swap=True),
+        "unseen_labels": unseen_labels(gold, vocabs),
     }
     if models[0].layout == "sentence":
         layers = ["predicates"]
