@@ -27,7 +27,7 @@ import numpy as np
 from tensorflow_serving.apis import model_service_pb2_grpc, prediction_service_pb2_grpc
 
 from export.request_limits import LimitExceeded
-from export.rest_server import DEFAULT_MAX_BODY_BYTES, PredictionService
+from export.rest_server import DEFAULT_MAX_BODY_BYTES, PortError, PredictionService, check_port, host_port
 from export.serving_codec import (DEFAULT_SIGNATURE, NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError,
                                   check_declared_shapes)
 
@@ -171,16 +171,20 @@ class GrpcServer:
         servicer = GrpcPredictionService(service)
         prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(servicer, self._server)
         model_service_pb2_grpc.add_ModelServiceServicer_to_server(servicer, self._server)
-        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        self.port = self._server.add_insecure_port(address)
+        # grpc binds with SO_REUSEPORT, so it could share a port another server holds: check it first.
+        check_port(host, port, "--port")
+        try:
+            self.port = self._server.add_insecure_port(host_port(host, port))
+        except RuntimeError:  # grpc's "Failed to bind to address"
+            self.port = 0
         if not self.port:
-            raise OSError(f"could not bind the gRPC port {address}")
+            raise PortError.of("--port", host, port, "grpc cannot bind it")
         self.host = host
 
     @property
     def target(self) -> str:
         """``host:port`` for ``grpc.insecure_channel``."""
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        return host_port(self.host, self.port)
 
     def start(self) -> "GrpcServer":
         """Start serving (from grpc's own threads)."""

@@ -76,6 +76,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from data_pipeline.errors import UserError
 from export.batching import Batcher, BatchingParameters
 from export.model_versions import ModelVersion, VersionManager
 from export.request_limits import RequestLimits, check_request, graph_error_message
@@ -441,6 +442,38 @@ class _GuardedH11Protocol(H11Protocol):
         self.transport.close()
 
 
+class PortError(UserError):
+    """A port the server cannot listen on: names the flag, the address and why."""
+
+    @classmethod
+    def of(cls, flag: str, host: str, port: int, reason: str) -> "PortError":
+        if "in use" in reason.lower():
+            reason = ("already in use; stop the server that holds it or choose another port "
+                      f"({flag} 0 picks a free one)")
+        return cls(f"{flag} {port}: cannot listen on {host_port(host, port)}: {reason}")
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port``, with an IPv6 host in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _bind(host: str, port: int, flag: str, backlog: int = 2048) -> socket.socket:
+    """A listening TCP socket on ``host:port``, or a :class:`PortError` naming ``flag``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=backlog)
+    except OSError as error:
+        raise PortError.of(flag, host, port, error.strerror or str(error)) from None
+
+
+def check_port(host: str, port: int, flag: str) -> None:
+    """Fail early, with a :class:`PortError` naming ``flag``, when ``host:port`` cannot be listened on
+    (e.g. another server holds it); port 0 (a free one) always can."""
+    if port:
+        _bind(host, port, flag, backlog=1).close()
+
+
 def _protocol_class(header_timeout: float, max_connections: int) -> type:
     return type("GuardedH11Protocol", (_GuardedH11Protocol,),
                 {"header_timeout": header_timeout, "max_connections": max_connections})
@@ -465,8 +498,7 @@ class RestServer:
                  max_connections: int = DEFAULT_MAX_CONNECTIONS, num_threads: Optional[int] = None,
                  log_requests: bool = False):
         self.service = service
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._socket = socket.create_server((host, port), family=family, backlog=2048)
+        self._socket = _bind(host, port, "--rest_api_port")
         self.server_address = self._socket.getsockname()[:2]
         self.executor = concurrent.futures.ThreadPoolExecutor(num_threads or os.cpu_count() or 1,
                                                               thread_name_prefix="rest-request")
@@ -552,4 +584,4 @@ def make_server(model_name: str, model_base_path: os.PathLike | str, host: str =
         raise
 
 
-__all__: Sequence[str] = ["PredictionService", "RestApp", "RestServer", "make_server"]
+__all__: Sequence[str] = ["PortError", "PredictionService", "RestApp", "RestServer", "check_port", "make_server"]

@@ -48,6 +48,7 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from data_pipeline.errors import UserError
 from data_pipeline.tokenizer import tokenize_tf
 
 from lisa_tf.decoding.bio_spans import bio_spans
@@ -239,11 +240,31 @@ def serving_functions(model, names: LabelNames) -> dict:
     return functions
 
 
-def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
-    """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, float32) as a SavedModel to ``out_dir``."""
+class ExportError(UserError):
+    """An export directory that cannot be written: names it and what is expected."""
+
+
+def check_export_dir(out_dir: str | os.PathLike) -> pathlib.Path:
+    """``out_dir`` as a path, once it is known to be new or empty: an export never replaces another
+    (TensorFlow Serving serves numbered version directories; a new model is a new version).
+
+    Raises:
+        ExportError: ``out_dir`` is a file, or a directory that holds anything.
+    """
     out_dir = pathlib.Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ExportError(f"{out_dir}: exists and is not a directory; expected a new version directory, e.g. exports/srl/1")
     if out_dir.exists() and any(out_dir.iterdir()):
-        raise FileExistsError(f"{out_dir} exists and is not empty; choose a new version directory")
+        numbers = [int(p.name) for p in out_dir.parent.iterdir() if p.name.isdigit()]
+        hint = f", e.g. {out_dir.parent / str(max(numbers) + 1)}" if out_dir.name.isdigit() else ""
+        raise ExportError(f"{out_dir}: directory exists and is not empty; export into a new version directory{hint}")
+    return out_dir
+
+
+def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
+    """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, float32) as a SavedModel to ``out_dir``
+    (new or empty: :func:`check_export_dir`)."""
+    out_dir = check_export_dir(out_dir)
     with tempfile.TemporaryDirectory() as scratch:
         names = LabelNames(model, pathlib.Path(scratch))
         archive = keras.export.ExportArchive()
@@ -256,7 +277,9 @@ def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
 
 
 def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: str = "best") -> pathlib.Path:
-    """Export the run's model to ``out_dir`` (e.g. ``exports/srl/1``, TF-Serving layout); float32."""
+    """Export the run's model to ``out_dir`` (e.g. ``exports/srl/1``, TF-Serving layout); float32.
+    ``weights``: ``best``, ``final``, ``model`` (the weights in ``model.keras``) or a path."""
+    check_export_dir(out_dir)  # before the model is loaded
     out_dir = export_model(load_run(run_dir, weights, dtype_policy="float32"), out_dir)
     shutil.copy(pathlib.Path(run_dir) / "config.json", out_dir / "assets" / "config.json")
     info = pathlib.Path(run_dir) / "vocab" / "vocab_info.json"  # the training data's sizes (request limits)

@@ -16,7 +16,9 @@ the choices is an error that lists them. :func:`choices` returns them, e.g. for 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
+import math
 import os
 import pathlib
 import tomllib
@@ -182,8 +184,20 @@ def _section_hints(config_class: type, section: str, where: str) -> dict[str, An
     """The field types of ``section`` of ``config_class``'s instances."""
     part = typing.get_type_hints(config_class).get(section)
     if part is None or not dataclasses.is_dataclass(part):
-        raise ConfigError(f"{where}: unknown section {section!r}; expected data, model or train")
+        raise ConfigError(f"{where}: unknown section {section!r}{_did_you_mean(section, ('data', 'model', 'train'))}; "
+                          "expected data, model or train")
     return typing.get_type_hints(part)
+
+
+def _did_you_mean(name: str, known: Iterable[str], prefix: str = "") -> str:
+    """`` (did you mean X?)`` for the known name closest to a mistyped ``name``, or nothing."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {prefix}{close[0]}?)" if close else ""
+
+
+def _unknown_key(where: str, section: str, key: str, hints: dict) -> ConfigError:
+    return ConfigError(f"{where}: unknown key {section}.{key}{_did_you_mean(key, hints, f'{section}.')}; "
+                       f"expected one of {sorted(hints)}")
 
 
 def choices(section: str, key: str) -> tuple[str, ...]:
@@ -200,7 +214,7 @@ def choices(section: str, key: str) -> tuple[str, ...]:
     where = f"choices({section!r}, {key!r})"
     hints = _section_hints(ExperimentConfig, section, where)
     if key not in hints:
-        raise ConfigError(f"{where}: unknown key {section}.{key}; expected one of {sorted(hints)}")
+        raise _unknown_key(where, section, key, hints)
     hint = hints[key]
     if typing.get_origin(hint) is not Literal:
         raise ConfigError(f"{where}: {section}.{key} is not a choice, found type {getattr(hint, '__name__', hint)}")
@@ -246,7 +260,7 @@ def _coerce(value: Any, hint: Any, where: str, name: str) -> Any:
 def _set(config: ExperimentConfig, section: str, key: str, value: Any, where: str) -> None:
     hints = _section_hints(type(config), section, where)
     if key not in hints:
-        raise ConfigError(f"{where}: unknown key {section}.{key}; expected one of {sorted(hints)}")
+        raise _unknown_key(where, section, key, hints)
     setattr(getattr(config, section), key, _coerce(value, hints[key], where, f"{section}.{key}"))
 
 
@@ -306,3 +320,135 @@ def config_from_dict(raw: dict[str, Any]) -> ExperimentConfig:
         for key, value in values.items():
             _set(config, section, key, value, "saved config")
     return config
+
+
+# ----------------------------------------------------------------------------------- validation
+#: Model kinds whose encoder is LISA's (joint POS/predicate classifier on layer ``pos_layer``).
+_LISA_KINDS = ("lisa", "sa")
+
+
+def _check_type(value: Any, hint: Any, name: str) -> None:
+    """``value`` is of field type ``hint`` (configs built in code skip the checks of loading)."""
+    origin = typing.get_origin(hint)
+    if origin is Literal:
+        allowed = typing.get_args(hint)
+        if value not in allowed:
+            raise ConfigError(f"{name} must be one of {sorted(allowed)}, found {value!r}")
+        return
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{name}: expected a list, found {value!r}")
+        (item,) = typing.get_args(hint)
+        for v in value:
+            _check_type(v, item, name)
+        return
+    if origin is dict:
+        if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise ConfigError(f"{name}: expected a table of names to paths, found {value!r}")
+        return
+    ok = type(value) is hint or (hint is float and type(value) is int)
+    if not ok:
+        raise ConfigError(f"{name}: expected {hint.__name__}, found {value!r}")
+    if hint is float and not math.isfinite(value):
+        raise ConfigError(f"{name}: expected a finite number, found {value!r}")
+
+
+def _check_range(config: ExperimentConfig, names: Iterable[str], ok, expected: str) -> None:
+    """Each ``section.key`` of ``names`` satisfies ``ok(value)``; else an error saying it ``expected``."""
+    for name in names:
+        section, key = name.split(".")
+        value = getattr(getattr(config, section), key)
+        if not ok(value):
+            raise ConfigError(f"{name} must be {expected}, found {value!r}")
+
+
+def _at_least(config: ExperimentConfig, low: int, *names: str) -> None:
+    _check_range(config, names, lambda value: value >= low, f"at least {low}")
+
+
+def _positive(config: ExperimentConfig, *names: str) -> None:
+    _check_range(config, names, lambda value: value > 0, "greater than 0")
+
+
+def _rate(config: ExperimentConfig, *names: str) -> None:
+    """Rates and decay factors in [0, 1)."""
+    _check_range(config, names, lambda value: 0 <= value < 1, "in [0, 1)")
+
+
+def _check_model(model: ModelConfig) -> None:
+    """The structure the model classes need (:mod:`lisa_tf.models`), checked before any data is read."""
+    heads_divide = model.hidden_size % model.num_heads == 0
+    # Selective Connection gives each head ceil(d / heads) dimensions; the other encoders, and the
+    # predicate identifier of the predicate-layout models, split d evenly among the heads.
+    if not heads_divide and model.kind != "selective":
+        raise ConfigError(f"model.hidden_size ({model.hidden_size}) must be divisible by model.num_heads "
+                          f"({model.num_heads})")
+    if not heads_divide and model.predicate_identifier_layers > 0:
+        raise ConfigError(f"model.hidden_size ({model.hidden_size}) must be divisible by model.num_heads "
+                          f"({model.num_heads}) for the predicate identifier (model.predicate_identifier_layers="
+                          f"{model.predicate_identifier_layers}); set model.predicate_identifier_layers=0 or change "
+                          "the sizes")
+    if model.kind not in _LISA_KINDS:
+        return
+    last = model.num_layers - 1
+    if not 0 <= model.pos_layer <= last:
+        raise ConfigError(f"model.pos_layer must be a layer index in 0..{last} (model.num_layers={model.num_layers}), "
+                          f"found {model.pos_layer}")
+    if model.kind == "lisa" and model.syntax:
+        if not 0 <= model.parse_layer < model.parse_attention_layer <= last:
+            raise ConfigError(
+                "model.parse_layer and model.parse_attention_layer must satisfy 0 <= parse_layer < "
+                f"parse_attention_layer <= {last} (the syntax head reads layer parse_layer and replaces an attention "
+                f"head of the later layer parse_attention_layer; model.num_layers={model.num_layers}), found "
+                f"parse_layer={model.parse_layer}, parse_attention_layer={model.parse_attention_layer}")
+        if not 0 <= model.parse_head < model.num_heads:
+            raise ConfigError(f"model.parse_head must be a head index in 0..{model.num_heads - 1} "
+                              f"(model.num_heads={model.num_heads}), found {model.parse_head}")
+
+
+def _check_paths(data: DataConfig) -> None:
+    for key in ("train", "dev"):
+        if not getattr(data, key):
+            raise ConfigError(f"data.{key} is empty; give the {key} data (file or directory), e.g. data.{key}=PATH")
+    named = [(f"data.{key}", getattr(data, key)) for key in _PATH_FIELDS]
+    named += [(f"data.test.{name}", path) for name, path in data.test.items()]
+    for name, path in named:
+        if path and not os.path.exists(path):
+            raise ConfigError(f"{name}: {path}: no such file or directory")
+
+
+def validate_config(config: ExperimentConfig) -> None:
+    """Check a whole experiment before any data is read or anything is written: every field's type,
+    the ranges of numbers, the layer structure the model kind needs, and that the data files exist.
+
+    Raises:
+        ConfigError: the first problem found, naming its ``section.key`` and what is expected.
+    """
+    for section in ("data", "model", "train"):
+        part = getattr(config, section)
+        hints = typing.get_type_hints(type(part))
+        for field in dataclasses.fields(part):
+            _check_type(getattr(part, field.name), hints[field.name], f"{section}.{field.name}")
+    _at_least(config, 0, "data.max_train_sentences", "data.max_eval_sentences")
+    _at_least(config, 1, "model.embedding_size", "model.hidden_size", "model.num_heads", "model.filter_size",
+              "model.num_layers", "model.parse_mlp_size", "model.dep_label_mlp_size", "model.srl_mlp_size")
+    _at_least(config, 0, "model.predicate_identifier_layers", "model.parse_loss_weight", "model.dep_label_loss_weight")
+    _rate(config, "model.residual_dropout", "model.attention_dropout", "model.relu_dropout", "model.label_smoothing")
+    _check_model(config.model)
+    train = config.train
+    _positive(config, "train.learning_rate", "train.epsilon")
+    _rate(config, "train.rho", "train.beta_1", "train.beta_2")
+    _at_least(config, 1, "train.warmup_steps", "train.batch_tokens", "train.max_steps", "train.eval_every")
+    _at_least(config, 0, "train.clip_norm", "train.patience", "train.max_minutes", "train.keep_weights",
+              "train.seed")
+    if train.seed >= 2**32:
+        raise ConfigError(f"train.seed must be below 2**32, found {train.seed}")
+    if train.schedule == "piecewise":
+        if any(b < 1 for b in train.boundaries) or any(a >= b for a, b in zip(train.boundaries, train.boundaries[1:])):
+            raise ConfigError(f"train.boundaries must be increasing steps >= 1, found {train.boundaries}")
+        if len(train.values) != len(train.boundaries) + 1:
+            raise ConfigError(f"train.values needs one more entry than train.boundaries (one multiplier per "
+                              f"interval); found {len(train.values)} and {len(train.boundaries)}")
+        if not all(v > 0 for v in train.values):
+            raise ConfigError(f"train.values must be learning-rate multipliers greater than 0, found {train.values}")
+    _check_paths(config.data)

@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from data_pipeline.dataset import make_dataset
+from data_pipeline.errors import UserError
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.vocab import Vocabularies
@@ -38,6 +39,42 @@ def tags_to_arguments(tag_ids: Sequence[int], vocabs: Vocabularies, position: in
     spans = [s for s in bio_to_spans(tags) if s.label not in ("V", "C-V")]
     spans.append(Span(position, position, "V"))
     return tuple(sorted(spans))
+
+
+class EnsembleError(UserError):
+    """Models that cannot form an ensemble: names the two that differ and what an ensemble needs."""
+
+
+#: What the models of an ensemble have in common (their softmax outputs are averaged position by position).
+ENSEMBLE_NEEDS = ("an ensemble averages the softmax outputs of runs of one model kind (all deepatt, all lisa, all sa "
+                  "or all selective) with the same model.gold_predicates, trained on the same data (same vocabularies)")
+
+
+def check_ensemble(members: Sequence[tuple[str, str, str]]) -> None:
+    """Check that models can be ensembled, from ``(name, model kind, layout)`` per model (a run's
+    config gives them before any model is loaded).
+
+    Raises:
+        EnsembleError: naming the first model and one that differs, their kinds and what is allowed.
+    """
+    first, kind, layout = members[0]
+    for name, other_kind, other_layout in members[1:]:
+        if other_kind != kind:
+            raise EnsembleError(f"{name} is a {other_kind} model and {first} a {kind} model; {ENSEMBLE_NEEDS}")
+        if other_layout != layout:
+            raise EnsembleError(f"{name} labels {'given' if other_layout == 'predicate' else 'its own'} predicates and "
+                                f"{first} {'given' if layout == 'predicate' else 'its own'}; {ENSEMBLE_NEEDS}")
+
+
+def check_ensemble_models(models: Sequence, names: Optional[Sequence[str]] = None) -> None:
+    """:func:`check_ensemble` for loaded models (``names`` default: ``model 1``, ``model 2``, …), and
+    that they share their word and SRL label vocabularies."""
+    names = list(names) if names is not None else [f"model {i + 1}" for i in range(len(models))]
+    check_ensemble([(name, m.config.kind, m.layout) for name, m in zip(names, models)])
+    for name, other in zip(names[1:], models[1:]):
+        if other.srl_labels != models[0].srl_labels or other.words != models[0].words:
+            raise EnsembleError(f"{name} and {names[0]} have different vocabularies (words or SRL labels); "
+                                f"{ENSEMBLE_NEEDS}")
 
 
 def decode_batch(models: Sequence, batch: dict, **options) -> dict:
@@ -81,6 +118,8 @@ def label_sentences(
     """:func:`predict_sentences`, and for each sentence the probability of every chosen tag of each
     predicate (``{predicate position: [n] float32}``), from which argument scores are read."""
     models = list(model) if isinstance(model, (list, tuple)) else [model]
+    if len(models) > 1:
+        check_ensemble_models(models)
     model = models[0]
     vocabs = vocabs if vocabs is not None else model.vocabularies()
     if model.layout == "predicate" and model.predicts_predicates and not options.get("gold_predicates", True):

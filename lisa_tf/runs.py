@@ -10,6 +10,7 @@ other files belong to training: ``config.json`` (the experiment), ``vocab/``, ``
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -27,20 +28,86 @@ class RunError(UserError):
     """A run directory that cannot be loaded: names the path and what is missing."""
 
 
+def require_run(run_dir: str | os.PathLike, flag: str = "--run") -> pathlib.Path:
+    """``run_dir`` as a path, once it is known to be a run directory (it holds ``model.keras``).
+
+    Raises:
+        RunError: naming ``flag`` and the path: no such directory, or not a run.
+    """
+    path = pathlib.Path(run_dir)
+    if not path.exists():
+        raise RunError(f"{flag} {path}: no such directory")
+    if not path.is_dir():
+        raise RunError(f"{flag} {path}: not a directory; expected a run directory written by `python -m lisa_tf train`")
+    if not (path / MODEL_FILE).exists():
+        raise RunError(f"{flag} {path}: not a run directory (no {MODEL_FILE}); expected a directory written by "
+                       "`python -m lisa_tf train`")
+    return path
+
+
 def load_run_config(run_dir: str | os.PathLike) -> ExperimentConfig:
     """The experiment config a run was trained with (``config.json``)."""
-    return config_from_dict(json.loads((pathlib.Path(run_dir) / "config.json").read_text()))
+    path = pathlib.Path(run_dir) / "config.json"
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RunError(f"{path}: no such file; is {run_dir} a run directory written by `python -m lisa_tf train`?") from None
+    except json.JSONDecodeError as error:
+        raise RunError(f"{path}: not valid JSON ({error}); the run's config is damaged") from None
+    return config_from_dict(raw)
+
+
+def check_same_model(config: ExperimentConfig, run_dir: str | os.PathLike) -> None:
+    """When ``run_dir`` already holds a run (``config.json``), check that ``config`` has the run's model.
+
+    Raises:
+        RunError: naming the run directory and each ``model.*`` key that differs.
+    """
+    if not (pathlib.Path(run_dir) / "config.json").exists():
+        return
+    run_model = load_run_config(run_dir).model
+    differ = [f"model.{f.name} is {getattr(run_model, f.name)!r} in the run, {getattr(config.model, f.name)!r} here"
+              for f in dataclasses.fields(run_model) if getattr(run_model, f.name) != getattr(config.model, f.name)]
+    if differ:
+        raise RunError(f"--out {run_dir} holds a run of a different model ({'; '.join(differ)}); resume it with its "
+                       "own config (leave out --config and model.* overrides) or choose a new --out")
+
+
+#: What a run that has not reached its first evaluation lacks (``train`` writes ``model.keras`` as
+#: soon as the model is built, before any step).
+UNTRAINED = ("the run has no trained weights (neither best/model.weights.h5 nor final.weights.h5: training has not "
+             "reached its first evaluation)")
+
+
+def has_trained_weights(run_dir: str | os.PathLike) -> bool:
+    """Whether training has left weights in ``run_dir``: the best dev weights or the final ones."""
+    run_dir = pathlib.Path(run_dir)
+    return (run_dir / "best" / "model.weights.h5").exists() or (run_dir / "final.weights.h5").exists()
 
 
 def weights_file(run_dir: str | os.PathLike, weights: str = "best") -> pathlib.Path:
-    """The weight file ``weights`` names: ``best`` (falling back to ``final``), ``final``, or a path."""
+    """The weight file ``weights`` names: ``best`` (falling back to ``final``), ``final``, or a path.
+
+    Raises:
+        RunError: the run has no trained weights, has not finished (``final``), or the file does not
+            exist or is not a ``.weights.h5`` file.
+    """
     run_dir = pathlib.Path(run_dir)
     named = {"best": run_dir / "best" / "model.weights.h5", "final": run_dir / "final.weights.h5"}
-    path = pathlib.Path(named.get(weights, weights))
-    if weights == "best" and not path.exists():
-        path = named["final"]
-    if not path.exists():
-        raise RunError(f"{path}: no such weight file (expected best, final or a path to a .weights.h5 file)")
+    if weights in named:
+        if not has_trained_weights(run_dir):
+            raise RunError(f"{run_dir}: {UNTRAINED}; train it with `python -m lisa_tf train --out {run_dir}`")
+        path = named[weights]
+        if weights == "best" and not path.exists():
+            path = named["final"]
+        if not path.exists():
+            raise RunError(f"{path}: no such weight file; it is written when training ends (use --weights best)")
+        return path
+    path = pathlib.Path(weights)
+    if not path.is_file():
+        raise RunError(f"--weights {weights}: no such file; expected best, final or a path to a .weights.h5 file")
+    if not path.name.endswith(".weights.h5"):
+        raise RunError(f"--weights {weights}: expected best, final or a path to a .weights.h5 file")
     return path
 
 
@@ -72,10 +139,9 @@ def load_model_file(path: str | os.PathLike, dtype_policy: str = "float32"):
 def load_run(run_dir: str | os.PathLike, weights: str = "best", dtype_policy: str = "float32"):
     """The trained model of a run directory, with ``weights`` (``best``, ``final``, ``model`` for
     the weights inside ``model.keras``, or a path), built under ``dtype_policy``."""
-    path = pathlib.Path(run_dir) / MODEL_FILE
-    if not path.exists():
-        raise RunError(f"{path}: no such file; is {run_dir} a run directory written by `lisa_tf train`?")
+    path = require_run(run_dir) / MODEL_FILE
+    weights = None if weights == "model" else weights_file(run_dir, weights)  # checked before the slow load
     model = load_model_file(path, dtype_policy)
-    if weights != "model":
-        model.load_weights(weights_file(run_dir, weights))
+    if weights is not None:
+        model.load_weights(weights)
     return model

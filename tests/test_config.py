@@ -4,7 +4,8 @@ import typing
 
 import pytest
 
-from lisa_tf.config import ConfigError, ExperimentConfig, choices, config_from_dict, load_config
+from lisa_tf.config import (PROJECT_ROOT, ConfigError, ExperimentConfig, choices, config_from_dict, load_config,
+                            validate_config)
 
 
 def test_defaults_are_deepatt_paper_settings():
@@ -95,3 +96,85 @@ def test_saved_dict_round_trips_unchanged():
     rebuilt = config_from_dict(saved)
     assert rebuilt == config and dataclasses.asdict(rebuilt) == saved
     assert config_from_dict(dataclasses.asdict(ExperimentConfig())) == ExperimentConfig()
+
+
+def test_mistyped_key_or_section_names_the_closest_one(tmp_path):
+    with pytest.raises(ConfigError) as error:
+        load_config(None, ["train.max_step=3"])
+    assert str(error.value).startswith("override 'train.max_step=3': unknown key train.max_step "
+                                       "(did you mean train.max_steps?); expected one of [")
+    path = tmp_path / "typo.toml"
+    path.write_text("[modle]\nnum_layers = 2\n")
+    with pytest.raises(ConfigError, match=r"typo.toml: unknown section 'modle' \(did you mean model\?\)"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=r"unknown key model.zzz; expected one of"):  # nothing close: no guess
+        load_config(None, ["model.zzz=1"])
+
+
+OPEN_LISA = PROJECT_ROOT / "configs" / "open" / "lisa.toml"
+
+
+@pytest.mark.parametrize("path", sorted((PROJECT_ROOT / "configs" / "open").glob("*.toml")), ids=lambda p: p.name)
+def test_shipped_open_configs_are_valid(path):
+    validate_config(load_config(path))
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["train.max_steps=-5"], "train.max_steps must be at least 1, found -5"),
+        (["train.eval_every=0"], "train.eval_every must be at least 1, found 0"),
+        (["train.batch_tokens=0"], "train.batch_tokens must be at least 1, found 0"),
+        (["train.learning_rate=0"], "train.learning_rate must be greater than 0, found 0.0"),
+        (["train.learning_rate=NaN"], "train.learning_rate: expected a finite number, found nan"),
+        (["train.patience=-1"], "train.patience must be at least 0, found -1"),
+        (["train.beta_2=1"], r"train.beta_2 must be in [0, 1), found 1.0"),
+        (["model.residual_dropout=1.0"], r"model.residual_dropout must be in [0, 1), found 1.0"),
+        (["model.attention_dropout=-0.1"], r"model.attention_dropout must be in [0, 1), found -0.1"),
+        (["model.num_layers=0"], "model.num_layers must be at least 1, found 0"),
+        (["model.hidden_size=0"], "model.hidden_size must be at least 1, found 0"),
+        (["model.hidden_size=100"], "model.hidden_size (100) must be divisible by model.num_heads (8)"),
+        (["model.num_layers=2"], "model.parse_layer and model.parse_attention_layer must satisfy 0 <= parse_layer < "
+                                 "parse_attention_layer <= 1"),
+        (["model.parse_layer=3"], "found parse_layer=3, parse_attention_layer=3"),
+        (["model.pos_layer=6"], "model.pos_layer must be a layer index in 0..5 (model.num_layers=6), found 6"),
+        (["model.parse_head=8"], "model.parse_head must be a head index in 0..7 (model.num_heads=8), found 8"),
+        (["train.schedule=piecewise", "train.boundaries=[10]"],
+         "train.values needs one more entry than train.boundaries (one multiplier per interval); found 3 and 1"),
+        (["train.schedule=piecewise", "train.boundaries=[20, 10]", "train.values=[1, 1, 1]"],
+         "train.boundaries must be increasing steps >= 1, found [20, 10]"),
+        (["data.train=/nonexistent/train.gold_conll"], "data.train: /nonexistent/train.gold_conll: no such file or directory"),
+        (["data.parse_dev=missing.conllu"], "data.parse_dev: missing.conllu: no such file or directory"),
+        (["data.embeddings=/nonexistent/glove.txt"], "data.embeddings: /nonexistent/glove.txt: no such file or directory"),
+        (['data.test={"ood": "/nonexistent/ood"}'], "data.test.ood: /nonexistent/ood: no such file or directory"),
+        (["data.dev="], "data.dev is empty; give the dev data (file or directory), e.g. data.dev=PATH"),
+    ],
+)
+def test_validation_names_the_key_and_what_is_expected(overrides, message):
+    config = load_config(OPEN_LISA, overrides)
+    with pytest.raises(ConfigError) as error:
+        validate_config(config)
+    assert message in str(error.value)
+
+
+def test_validation_applies_each_kinds_own_structure():
+    # SA has no syntax head: its parse layers are not used; DeepAtt has no POS layer.
+    validate_config(load_config(PROJECT_ROOT / "configs" / "open" / "sa.toml", ["model.num_layers=2", "model.pos_layer=1"]))
+    validate_config(load_config(PROJECT_ROOT / "configs" / "open" / "deepatt_ffn.toml", ["model.num_layers=1"]))
+    # Selective Connection splits a width that the heads do not divide, its predicate identifier does not.
+    selective = PROJECT_ROOT / "configs" / "open" / "selective.toml"
+    validate_config(load_config(selective, ["model.hidden_size=100", "model.num_heads=16",
+                                            "model.predicate_identifier_layers=0"]))
+    with pytest.raises(ConfigError, match=r"for the predicate identifier \(model.predicate_identifier_layers=2\)"):
+        validate_config(load_config(selective, ["model.hidden_size=100", "model.num_heads=16"]))
+
+
+def test_validation_checks_the_types_of_configs_built_in_code():
+    config = load_config(OPEN_LISA)
+    config.train.max_steps = True
+    with pytest.raises(ConfigError, match="train.max_steps: expected int, found True"):
+        validate_config(config)
+    config = load_config(OPEN_LISA)
+    config.model.decode = "beam"
+    with pytest.raises(ConfigError, match=r"model.decode must be one of \['argmax', 'viterbi'\], found 'beam'"):
+        validate_config(config)

@@ -16,9 +16,18 @@ def add_arguments(parser):
     parser.add_argument("--out", help="write the metrics JSON here (and Markdown beside it)")
 
 
+def unseen_labels_line(unseen: dict) -> str:
+    """One warning line naming the gold role labels the run never saw in training, with their counts."""
+    total = sum(unseen.values())
+    labels = ", ".join(f"{label} ({count})" for label, count in unseen.items())
+    return (f"warning: {total} gold argument(s) have role labels the run never saw in training, so it cannot "
+            f"predict them (each counts as a miss): {labels}")
+
+
 def run(args) -> int:
     import json
     import pathlib
+    import sys
 
     from lisa_tf.evaluation.runs import evaluate_runs, metrics_markdown
 
@@ -42,4 +51,6 @@ def run(args) -> int:
         out.with_suffix(".md").write_text(markdown + "\n")
     print(text)
     print(markdown)
+    if metrics["unseen_labels"]:
+        print(unseen_labels_line(metrics["unseen_labels"]), file=sys.stderr)
     return 0

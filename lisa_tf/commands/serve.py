@@ -108,6 +108,13 @@ def run(args: argparse.Namespace) -> int:
             return 2
     elif args.enable_batching:
         batching = BatchingParameters()
+    # Both ports are checked before the model is loaded (which takes a while).
+    if args.port and args.port == args.rest_api_port:
+        raise rest_server.PortError(f"--port {args.port}: the same port as --rest_api_port; the gRPC and REST APIs "
+                                    "need a port each")
+    rest_server.check_port(args.rest_api_host, args.rest_api_port, "--rest_api_port")
+    if args.port is not None:
+        rest_server.check_port(args.rest_api_host, args.port, "--port")
     limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request)
     server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,
                                      args.rest_api_port, warn=warn, limits=limits,
@@ -129,8 +136,13 @@ def run(args: argparse.Namespace) -> int:
     if args.port is not None:
         from export.grpc_server import GrpcServer
 
-        grpc_server = GrpcServer(service, args.rest_api_host, args.port, kwargs.get("max_body_bytes", rest_server.DEFAULT_MAX_BODY_BYTES),
-                                 args.rest_api_num_threads).start()
+        try:
+            grpc_server = GrpcServer(service, args.rest_api_host, args.port,
+                                     kwargs.get("max_body_bytes", rest_server.DEFAULT_MAX_BODY_BYTES),
+                                     args.rest_api_num_threads).start()
+        except rest_server.PortError:
+            server.stop()  # taken since the check above: release the REST port and the model versions
+            raise
         print(f"gRPC API at {grpc_server.target}", flush=True)
     print(f"REST API at {server.url}/v1/models/{service.model_name}", flush=True)
     try:

@@ -10,18 +10,40 @@ def add_arguments(parser):
     parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="progress: 0 evaluations only, 1 one line redrawn (default on a terminal), 2 a plain line every 30 s")
 
 
-def run(args) -> int:
+def checked_config(config_path, overrides, out):
+    """The experiment to train in ``out``, checked in full before anything is read or written: the
+    config (:func:`~lisa_tf.config.validate_config`), and when ``out`` already holds a run, that the
+    run has the same model.
+
+    Raises:
+        UserError: no ``--config`` for a new run, an invalid config, ``out`` not a directory, or a run
+            of another model in ``out``.
+    """
     import pathlib
 
-    from lisa_tf.config import load_config
+    from data_pipeline.errors import UserError
+    from lisa_tf.config import load_config, validate_config
+    from lisa_tf.runs import RunError, check_same_model
 
-    saved = pathlib.Path(args.out) / "config.json"
-    if args.config:
-        config = load_config(args.config, args.overrides)
+    out = pathlib.Path(out)
+    if out.exists() and not out.is_dir():
+        raise RunError(f"--out {out}: exists and is not a directory; give a new or an existing run directory")
+    saved = out / "config.json"
+    if config_path:
+        config = load_config(config_path, overrides)
     elif saved.exists():
-        config = load_config(saved, args.overrides)
+        config = load_config(saved, overrides)
     else:
-        raise SystemExit(f"error: --config is required for a new run ({saved} does not exist)")
+        raise UserError(f"--config is required for a new run ({saved} does not exist)")
+    validate_config(config)
+    check_same_model(config, out)
+    return config
+
+
+def run(args) -> int:
+    import json
+
+    config = checked_config(args.config, args.overrides, args.out)
 
     from lisa_tf.training.loop import train
 

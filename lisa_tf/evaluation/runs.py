@@ -10,16 +10,32 @@ runs with a predicate identifier find the predicates first and are scored on pre
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Optional, Sequence
 
+from data_pipeline.errors import UserError
 from data_pipeline.readers.conllu import attach_parse, read_conllu
 from data_pipeline.splits import read_split
 
 from lisa_tf.evaluation.parse_eval import evaluate_parsing
 from lisa_tf.evaluation.tables import parsing_table, predicate_table, srl_table
 from lisa_tf.evaluation.srl_eval import score
-from lisa_tf.predict import predict_sentences
-from lisa_tf.runs import load_run, load_run_config
+from lisa_tf.models import TASKS
+from lisa_tf.predict import check_ensemble, check_ensemble_models, predict_sentences
+from lisa_tf.runs import load_run, load_run_config, require_run
+
+
+class EvaluationError(UserError):
+    """Options of ``evaluate`` that do not go together, or data that lacks what they need."""
+
+
+def unseen_labels(gold: Sequence, vocabs) -> dict[str, int]:
+    """Gold arguments per role label the SRL vocabulary (the training data's) has no tag for: the model
+    cannot predict them, so each counts as a miss. Most frequent first."""
+    known = set(vocabs.srl.entries)
+    counts = Counter(argument.label for sentence in gold for predicate in sentence.predicates
+                     for argument in predicate.arguments if argument.label != "V" and f"B-{argument.label}" not in known)
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
 def evaluate_runs(
@@ -40,21 +56,21 @@ def evaluate_runs(
     With ``return_sentences`` the result is ``(metrics, gold, predicted)``.
     """
     if parse and gold_parse:
-        raise ValueError("--parse and --gold-parse are exclusive: inject one parse")
+        raise EvaluationError("--parse and --gold-parse are exclusive: inject one parse")
+    # Every run, and whether the runs can form an ensemble, is checked before any model is loaded.
+    configs = [load_run_config(require_run(run)) for run in runs]
+    check_ensemble([(str(run), c.model.kind, TASKS[c.model.kind].model_layout(c.model)) for run, c in zip(runs, configs)])
     models = [load_run(run, weights) for run in runs]
-    config = load_run_config(runs[0])
+    if len(models) > 1:
+        check_ensemble_models(models, [str(run) for run in runs])
+    config = configs[0]
     vocabs = models[0].vocabularies()
-    for run, other in zip(runs[1:], models[1:]):
-        if other.srl_labels != models[0].srl_labels or other.words != models[0].words:
-            raise ValueError(f"{run}: an ensemble needs runs with the same vocabularies as {runs[0]}")
-        if type(other) is not type(models[0]) or other.layout != models[0].layout:
-            raise ValueError(f"{run}: an ensemble needs runs of the same model kind as {runs[0]} ({models[0].name})")
     gold = read_split(data, data_format or config.data.format, data_parse, limit)
     inputs = gold
     if parse:
         inputs = attach_parse(gold, read_conllu(parse)[: len(gold)] if limit else read_conllu(parse), parse)
     if (parse or gold_parse) and inputs[0].heads is None:
-        raise ValueError(f"{data}: no dependency heads to inject; give --data-parse FILE.conllu or --parse FILE.conllu")
+        raise EvaluationError(f"{data}: no dependency heads to inject; give --data-parse FILE.conllu or --parse FILE.conllu")
     options = {}
     if getattr(models[0], "uses_syntax", False):
         options["inject_parse"] = bool(parse or gold_parse)
@@ -70,6 +86,7 @@ def evaluate_runs(
         "gold_predicates": gold_predicates or not predicts_predicates,
         "srl": score(gold, predicted),
         "srl_swap": score(gold, predicted, swap=True),
+        "unseen_labels": unseen_labels(gold, vocabs),
     }
     if models[0].layout == "sentence":
         layers = ["predicates"]

@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from data_pipeline.vocab import OOV_ID, Vocabularies, Vocabulary
 
-from lisa_tf.config import ModelConfig
+from lisa_tf.config import ConfigError, ModelConfig
 from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
 from lisa_tf.losses import masked_cross_entropy
 from lisa_tf.models.backbone import backbone_from_config
@@ -104,7 +104,7 @@ class SrlModel(keras.Model):
         if layers <= 0:
             return None
         if not self.joint_labels:
-            raise ValueError(
+            raise ConfigError(
                 "model.predicate_identifier_layers: the predicate identifier learns joint POS/predicate labels, "
                 "and the training data has no POS tags; set model.predicate_identifier_layers=0"
             )

@@ -29,7 +29,6 @@ is written to it before the config has been checked and the data read.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import pathlib
@@ -46,14 +45,14 @@ from data_pipeline.vocab import Vocabularies, predicate_bio_tags
 
 from data_pipeline.splits import read_split
 
-from lisa_tf.config import ExperimentConfig
+from lisa_tf.config import ExperimentConfig, validate_config
 from lisa_tf.decoding.viterbi import start_log_probs, transition_log_probs
 from lisa_tf.models import build_model
 from lisa_tf.evaluation.srl_eval import score
 from lisa_tf.predict import predict_sentences
-from lisa_tf.runs import MODEL_FILE, RunError, load_run_config, save_model, weights_file
+from lisa_tf.runs import MODEL_FILE, check_same_model, save_model, weights_file
 from lisa_tf.training.callbacks import DevEvaluation, TimeBudget
-from lisa_tf.training.checkpoints import LEGACY as LEGACY_CHECKPOINT, IntervalCheckpoint, restore_checkpoint, step_files
+from lisa_tf.training.checkpoints import IntervalCheckpoint, restore_checkpoint
 from lisa_tf.training.optimizers import make_optimizer
 from lisa_tf.training.precision import set_policy
 from lisa_tf.training.progress import StepProgress, duration
@@ -79,20 +78,6 @@ def embedding_matrix(config: ExperimentConfig, vocabs: Vocabularies) -> Optional
     return matrix
 
 
-def _check_existing_run(config: ExperimentConfig, run_dir: pathlib.Path) -> None:
-    """A run directory that already holds trained steps must be resumed with the same model."""
-    if not (run_dir / "config.json").exists():
-        return
-    saved = load_run_config(run_dir)
-    if saved.model != config.model and (step_files(run_dir / "checkpoints") or (run_dir / LEGACY_CHECKPOINT).exists()):
-        changed = sorted(f"model.{f.name}" for f in dataclasses.fields(config.model)
-                         if getattr(saved.model, f.name) != getattr(config.model, f.name))
-        raise RunError(
-            f"{run_dir}: holds a run of a different model ({', '.join(changed)} differ from its config.json); "
-            "resume it with its own config or choose a new --out"
-        )
-
-
 def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Optional[int] = None) -> dict:
     """Train (or resume) the experiment in ``run_dir``; returns the run's summary (``done.json``).
 
@@ -100,7 +85,8 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     line every 30 s; None = 1 on a terminal, else 2.
     """
     run_dir = pathlib.Path(run_dir)
-    _check_existing_run(config, run_dir)
+    validate_config(config)
+    check_same_model(config, run_dir)
     if (run_dir / "done.json").exists():
         done = json.loads((run_dir / "done.json").read_text())
         if done["steps"] >= config.train.max_steps or done.get("stopped_early"):
