@@ -6,7 +6,7 @@ import keras
 import numpy as np
 import pytest
 
-from lisa_tf.layers.masking import MASK_LOGIT, as_bool_mask, fill_padded_positions, mask_logits
+from lisa_tf.layers.masking import MASK_LOGIT, as_bool_mask, fill_padded_positions, mask_logits, masked_softmax
 
 MASK = np.array([[1, 1, 1, 0], [1, 1, 1, 1]], bool)
 
@@ -44,3 +44,20 @@ def test_fill_padded_positions_keeps_the_dtype_and_rank_two_values():
     filled = fill_padded_positions(values, MASK, fill=-1.0)
     assert keras.backend.standardize_dtype(filled.dtype) == "bfloat16"
     np.testing.assert_array_equal(np.asarray(keras.ops.cast(filled, "float32")), np.where(MASK, 1.0, -1.0))
+
+
+def test_attention_over_one_token_sentences_is_one_without_a_warning():
+    """A batch of one-token sentences has one key: the weight is exactly 1, and Keras' warning about
+    a softmax over an axis of size 1 (meant for a mistaken class axis) is not shown."""
+    import warnings
+
+    from lisa_tf.layers.attention import SelfAttention
+
+    layer = SelfAttention(hidden_size=8, num_heads=2)
+    inputs = keras.random.normal((3, 1, 8), seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, weights = layer(inputs, mask=keras.ops.ones((3, 1), "bool"), return_attention_scores=True)
+        direct = masked_softmax(keras.random.normal((3, 2, 1, 1)), keras.ops.ones((3, 1)))
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(weights), np.ones((3, 2, 1, 1), "float32"))
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(direct), np.ones((3, 2, 1, 1), "float32"))
