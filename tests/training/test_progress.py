@@ -69,6 +69,7 @@ def test_train_command_output_is_quiet_and_ends_with_a_summary(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stderr == ""  # no GPU probe, oneDNN or CPU-instruction lines, no library warnings
     assert "Epoch" not in done.stdout and "\x1b" not in done.stdout
+    assert "{" not in done.stdout  # no dict of nested-span counts, no JSON summary
     best = json.loads((run / "best" / "step.json").read_text())
     last = done.stdout.strip().splitlines()[-1]
     assert last.startswith(f"finished {run}: step 4 of 4; best dev F1 {best['dev_f1']:.2f} at step {best['step']}")
