@@ -378,16 +378,11 @@ def _rate(config: ExperimentConfig, *names: str) -> None:
 def _check_model(model: ModelConfig) -> None:
     """The structure the model classes need (:mod:`lisa_tf.models`), checked before any data is read."""
     heads_divide = model.hidden_size % model.num_heads == 0
-    # Selective Connection gives each head ceil(d / heads) dimensions; the other encoders, and the
-    # predicate identifier of the predicate-layout models, split d evenly among the heads.
+    # Selective Connection gives each head ceil(d / heads) dimensions (and its predicate identifier
+    # takes the most heads up to num_heads that divide d); the other encoders split d evenly.
     if not heads_divide and model.kind != "selective":
         raise ConfigError(f"model.hidden_size ({model.hidden_size}) must be divisible by model.num_heads "
                           f"({model.num_heads})")
-    if not heads_divide and model.predicate_identifier_layers > 0:
-        raise ConfigError(f"model.hidden_size ({model.hidden_size}) must be divisible by model.num_heads "
-                          f"({model.num_heads}) for the predicate identifier (model.predicate_identifier_layers="
-                          f"{model.predicate_identifier_layers}); set model.predicate_identifier_layers=0 or change "
-                          "the sizes")
     if model.kind not in _LISA_KINDS:
         return
     last = model.num_layers - 1

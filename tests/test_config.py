@@ -161,12 +161,12 @@ def test_validation_applies_each_kinds_own_structure():
     # SA has no syntax head: its parse layers are not used; DeepAtt has no POS layer.
     validate_config(load_config(PROJECT_ROOT / "configs" / "open" / "sa.toml", ["model.num_layers=2", "model.pos_layer=1"]))
     validate_config(load_config(PROJECT_ROOT / "configs" / "open" / "deepatt_ffn.toml", ["model.num_layers=1"]))
-    # Selective Connection splits a width that the heads do not divide, its predicate identifier does not.
+    # Selective Connection splits a width that the heads do not divide (the paper's 100 units, 16
+    # heads); its predicate identifier takes 10 heads of 10. The other encoders split evenly.
     selective = PROJECT_ROOT / "configs" / "open" / "selective.toml"
-    validate_config(load_config(selective, ["model.hidden_size=100", "model.num_heads=16",
-                                            "model.predicate_identifier_layers=0"]))
-    with pytest.raises(ConfigError, match=r"for the predicate identifier \(model.predicate_identifier_layers=2\)"):
-        validate_config(load_config(selective, ["model.hidden_size=100", "model.num_heads=16"]))
+    validate_config(load_config(selective, ["model.hidden_size=100", "model.num_heads=16"]))
+    with pytest.raises(ConfigError, match=r"model.hidden_size \(100\) must be divisible by model.num_heads \(16\)"):
+        validate_config(load_config(selective, ["model.hidden_size=100", "model.num_heads=16", "model.kind=deepatt"]))
 
 
 def test_validation_checks_the_types_of_configs_built_in_code():

@@ -98,8 +98,9 @@ class SrlModel(keras.Model):
     def make_predicate_identifier(self, embedding_matrix=None) -> Optional[PredicateIdentifier]:
         """The word-only predicate tagger of a predicate-layout model
         (:mod:`lisa_tf.models.predicate_identifier`), or None when ``model.predicate_identifier_layers``
-        is 0. It is sized like the model (width, heads, filter, dropouts, embedding rows), in LISA's
-        attention-then-FFN order."""
+        is 0. It is sized like the model (width, filter, dropouts, embedding rows), in LISA's
+        attention-then-FFN order, with the most heads up to ``model.num_heads`` that split the width
+        evenly (Selective Connection's 100 units and 16 heads: 10 heads of 10)."""
         layers = self.config.predicate_identifier_layers
         if layers <= 0:
             return None
@@ -112,6 +113,7 @@ class SrlModel(keras.Model):
         backbone = backbone_from_config(
             self.config, len(self.words), embedding_matrix, name="predicate_identifier_backbone",
             num_layers=layers, sublayer="ffn", order="attention_first", predicate_indicator=False,
+            num_heads=max(h for h in range(1, self.config.num_heads + 1) if self.config.hidden_size % h == 0),
         )
         return PredicateIdentifier(backbone, is_predicate.astype(float), name="predicate_identifier")
 

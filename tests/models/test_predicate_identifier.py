@@ -93,3 +93,14 @@ def test_a_model_without_an_identifier_asks_for_predicates():
         Predictor(model).predict("A cat sat.")
     (result,) = Predictor(model).predict(tokens=[["A", "cat", "sat", "."]], predicates=[[2]])
     assert [p["token"] for p in result["predicates"]] == [2]
+
+
+def test_the_identifier_of_the_papers_selective_sizes_takes_heads_that_divide_the_width():
+    """CoNLL-05 Selective Connection: 100 units and 16 heads; the identifier's attention gets 10 heads."""
+    config = load_config(None, tiny_overrides(**{"model.kind": "selective", "model.hidden_size": 100,
+                                                 "model.num_heads": 16, "model.num_layers": 1}))
+    sentences = read_split(config.data.train, config.data.format, None, 5)
+    model = build_model(config.model, Vocabularies.build(sentences))
+    model.build_from_batch()
+    attention = model.predicate_identifier.backbone.blocks[0][0].layer  # attention first
+    assert (attention.num_heads, attention.key_dim) == (10, 10)
