@@ -111,6 +111,15 @@ def test_predict_names_a_missing_or_foreign_model_path(capsys, tmp_path):
     assert line.startswith(f"error: {tmp_path}: not a run directory (model.keras), a .keras file or a SavedModel export")
 
 
+def test_predict_names_an_unreadable_input_or_unwritable_output(capsys, tmp_path, deepatt_run):
+    line = one_error(capsys, ["predict", deepatt_run, "--input", tmp_path / "missing.txt"])
+    assert line == f"error: --input {tmp_path / 'missing.txt'}: No such file or directory; expected a readable text file"
+    line = one_error(capsys, ["predict", deepatt_run, "The cat sat.", "--out", tmp_path / "no" / "frames.txt"])
+    assert line.startswith(f"error: --out {tmp_path / 'no' / 'frames.txt'}: No such file or directory")
+    line = one_error(capsys, ["predict", deepatt_run])
+    assert line.startswith("error: nothing to label")
+
+
 @pytest.mark.parametrize("command", ["evaluate", "export", "average-checkpoints"])
 def test_missing_or_foreign_weights_file(capsys, tmp_path, deepatt_run, command):
     missing = tmp_path / "step-9.weights.h5"

@@ -9,6 +9,8 @@ CHUNK = 256
 DOCUMENT = "predict"
 UNKNOWN_SENSE = "?"
 
+from data_pipeline.errors import UserError  # noqa: E402  (pure Python: keeps --help fast)
+
 
 def add_arguments(parser):
     parser.add_argument("model", help="run directory, .keras file or SavedModel export")
@@ -25,6 +27,15 @@ def add_arguments(parser):
     parser.add_argument("--batch-tokens", type=int, default=4096, help="most padded tokens per batch")
 
 
+def _open(path, mode, flag):
+    """``open(path)``, or a UserError naming ``flag`` and the path."""
+    try:
+        return open(path, mode, encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"{flag} {path}: {error.strerror}; expected a {'readable' if mode == 'r' else 'writable'} "
+                        "text file") from None
+
+
 def _units(args):
     """(text or tokens, heads) per unit of input, read lazily."""
     import sys
@@ -33,7 +44,7 @@ def _units(args):
 
     if args.parse:
         if args.text or args.input:
-            raise ValueError("--parse gives the sentences (its words); do not also give TEXT or --input")
+            raise UserError("--parse gives the sentences (its words); do not also give TEXT or --input")
         for sentence in read_conllu(args.parse):
             yield list(sentence.words), list(sentence.heads)
         return
@@ -42,9 +53,9 @@ def _units(args):
             yield (paragraph.split() if args.tokenized else paragraph), None
     handle = None
     if args.input:
-        handle = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+        handle = sys.stdin if args.input == "-" else _open(args.input, "r", "--input")
     elif not args.text:
-        raise ValueError("nothing to label: give TEXT, --input FILE (- for stdin) or --parse FILE.conllu")
+        raise UserError("nothing to label: give TEXT, --input FILE (- for stdin) or --parse FILE.conllu")
     if handle is not None:
         with handle:
             for line in handle:
@@ -97,14 +108,14 @@ def run(args) -> int:
     import itertools
     import sys
 
-    from lisa_tf.predictor import PredictionInputError, load
+    from lisa_tf.predictor import load
 
     try:
         predictor = load(args.model, token_budget=args.batch_tokens)
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+    out = _open(args.out, "w", "--out") if args.out else sys.stdout
     progress = sys.stderr.isatty()
     counts = {"sentences": 0, "tokens": 0, "predicates": 0, "empty": 0}
     if args.format == "conll12":
@@ -128,7 +139,7 @@ def run(args) -> int:
                 _write(result, args.format, out)
             if progress:
                 print(f"\r{counts['sentences']} sentences", end="", file=sys.stderr, flush=True)
-    except (PredictionInputError, ValueError, OSError) as error:
+    except UserError as error:
         print(f"\nerror: {error}" if progress else f"error: {error}", file=sys.stderr)
         return 2
     finally:
