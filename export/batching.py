@@ -1,7 +1,8 @@
 """Server-side batching of concurrent ``:predict`` requests, as TensorFlow Serving's ``--enable_batching``.
 
 Requests that arrive within ``batch_timeout_micros`` of each other for the same version and
-signature are joined into one model call of at most ``max_batch_size`` sentences and
+signature are joined (a batch waits for more only while other requests are in the server: a lone
+client's requests run at once) into one model call of at most ``max_batch_size`` sentences and
 ``max_batch_tokens`` padded tokens (sentences × the widest sentence: sentences vary in length, and a
 batch costs its padded size). The joined inputs are padded to a common width and each caller gets
 exactly its own rows back, cut to its own width, so an answer does not depend on what it was batched
@@ -238,6 +239,7 @@ class Batcher:
         self._calls = threading.Semaphore(parameters.num_batch_threads)
         self.model_calls = 0
         self.joined_calls = 0
+        self._in_flight = 0  # requests inside predict()
 
     def _call(self, signature: Signature, arrays: Mapping[str, np.ndarray]) -> dict:
         with self._calls:
@@ -254,6 +256,16 @@ class Batcher:
             form: ``"row"`` or ``"columnar"``; only rows are joined.
             arrays: the request's checked inputs.
         """
+        with self._lock:
+            self._in_flight += 1
+        try:
+            return self._predict(key, signature, form, arrays)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                self._lock.notify_all()  # a batch waiting for company re-checks whether any is left
+
+    def _predict(self, key: tuple, signature: Signature, form: str, arrays: Mapping[str, np.ndarray]) -> dict:
         joinable = (form == "row" and _width(arrays) != -1
                     and all(1 <= a.ndim <= 2 and a.ndim == len(signature.inputs[n].shape or ())
                             for n, a in arrays.items())
@@ -304,7 +316,8 @@ class Batcher:
                 self._lock.notify_all()
             if leader:
                 deadline = time.monotonic() + self.parameters.batch_timeout_micros / 1e6
-                while not batch.closed and time.monotonic() < deadline:
+                # wait for others only while there are others: a request alone runs at once
+                while not batch.closed and time.monotonic() < deadline and self._in_flight > len(batch.items):
                     self._lock.wait(deadline - time.monotonic())
                 batch.closed = True
                 if self._open.get(plan_key) is batch:

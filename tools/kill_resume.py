@@ -2,8 +2,9 @@
 
 The run (DeepAtt, 2 layers, 20 EWT sentences; ``tests/training/run_tiny.py``) has ``--max-steps``
 steps with an evaluation every ``--eval-every``. Each round starts ``train`` on the same run directory
-and sends SIGKILL after a random delay: a quarter of the delays fall in start-up (before training),
-the rest are drawn over the training and evaluation time that follows. After ``--kills`` kills the
+and sends SIGKILL at a random moment: a quarter of them in start-up (before training), the others
+after 0-2 further evaluations plus a random fraction of the time an interval takes, so they fall in
+training, evaluation and checkpoint writing alike. After ``--kills`` kills the
 run is resumed once more and left to finish. Checked at the end:
 
 - every evaluation step appears exactly once in ``metrics.jsonl``, and they are all the interval ends
@@ -59,6 +60,40 @@ def _same_weights(a: pathlib.Path, b: pathlib.Path) -> bool:
     return bool(model_keys) and all(np.array_equal(left[k], right.get(k)) for k in model_keys)
 
 
+def _evaluations(log: pathlib.Path) -> int:
+    return len(re.findall(r"^step \d+: (loss|evaluating)", log.read_text(), re.M))
+
+
+def _kill_at_random(process, log: pathlib.Path, rng: random.Random, gaps: list) -> str | None:
+    """SIGKILL ``process`` at a random moment: a quarter of the time during start-up, otherwise after
+    0-2 further evaluations plus a random fraction of the time between evaluations (``gaps``, seconds,
+    measured so far), so kills land in training, evaluation and checkpoint writing alike."""
+    if rng.random() < 0.25:
+        phase, delay = "start-up", rng.uniform(0.5, 8.0)
+        time.sleep(delay)
+    else:
+        wait_for = rng.randint(0, 2)
+        seen, last = 0, None
+        while process.poll() is None and not re.search(r"^(starting at|resumed from)", log.read_text(), re.M):
+            time.sleep(0.05)
+        last = time.time()
+        while process.poll() is None and seen < wait_for:
+            count = _evaluations(log)
+            if count > seen:
+                now = time.time()
+                gaps.append(now - last)
+                seen, last = count, now
+            time.sleep(0.05)
+        gap = sorted(gaps)[len(gaps) // 2] if gaps else 4.0
+        delay = rng.uniform(0.0, 1.2 * gap)
+        phase = f"after {seen} evaluation(s)"
+        time.sleep(delay)
+    if process.poll() is not None:
+        return None
+    process.send_signal(signal.SIGKILL)
+    return f"{phase} +{delay:.2f}s"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=20)
@@ -74,7 +109,7 @@ def main(argv=None) -> int:
     command = [sys.executable, str(SCRIPT), str(run), f"train.max_steps={args.max_steps}",
                f"train.eval_every={args.eval_every}", f"train.keep_weights={args.max_steps}"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    rounds, retrained = [], 0
+    rounds, retrained, gaps = [], 0, []
     started = time.time()
     for number in range(args.kills + 1):
         newest = _newest_checkpoint(run)
@@ -83,16 +118,7 @@ def main(argv=None) -> int:
             process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
             killed_at = None
             if number < args.kills:
-                # wait for the start-up line, then a random moment of the training that follows
-                phase = "start-up" if rng.random() < 0.25 else "training"
-                delay = rng.uniform(0.5, 8.0) if phase == "start-up" else rng.uniform(0.0, 10.0)
-                if phase == "training":
-                    while process.poll() is None and not re.search(r"^(starting at|resumed from)", log.read_text(), re.M):
-                        time.sleep(0.05)
-                time.sleep(delay)
-                if process.poll() is None:
-                    process.send_signal(signal.SIGKILL)
-                    killed_at = f"{phase} +{delay:.2f}s"
+                killed_at = _kill_at_random(process, log, rng, gaps)
             process.wait()
         text = log.read_text()
         resumed = re.search(r"resumed from checkpoint at step (\d+)", text)

@@ -143,6 +143,28 @@ def test_token_budget_and_batch_size_bound_each_call(tiny_model_base):
     assert len(joined) < 10
 
 
+def test_a_lone_request_does_not_wait_for_company(tiny_model_base):
+    """With no other request in the server, a batch runs at once instead of waiting out the timeout;
+    concurrent requests still wait for each other and are joined."""
+    parameters = BatchingParameters(max_batch_size=8, batch_timeout_micros=5_000_000, max_batch_tokens=1024,
+                                    num_batch_threads=1)
+    service = _service(tiny_model_base, parameters)
+    waits = []
+    wait = service.batcher._lock.wait
+    service.batcher._lock.wait = lambda timeout=None: waits.append(timeout) or wait(timeout)
+    try:
+        body = json.dumps({"instances": [["a", "b"]]}).encode()
+        service.predict(MODEL_NAME, None, body)  # the probe
+        for _ in range(3):
+            service.predict(MODEL_NAME, None, body)
+        assert waits == []
+        joined_before = service.batcher.joined_calls
+        _concurrently(service, [{"instances": [["w"] * (1 + i)]} for i in range(4)])
+    finally:
+        service.versions.stop()
+    assert waits and service.batcher.joined_calls > joined_before
+
+
 def test_batching_parameters_file(tmp_path):
     path = tmp_path / "batching.txt"
     path.write_text("max_batch_size { value: 16 }\nbatch_timeout_micros { value: 500 }\n"
