@@ -11,15 +11,30 @@ training loop records for a parser run.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
+import tensorflow as tf
 
 from data_pipeline.dataset import make_dataset
 from data_pipeline.sentence import Sentence
 
 from lisa_tf.decoding.mst import decode_tree, self_loop_scores
 from lisa_tf.evaluation.parse_eval import attachment_scores, pos_accuracy
+
+
+#: The features the parser reads (the rest of a batch stays out of the traced function's signature).
+_FEATURES = ("tokens", "word_ids", "token_mask", "length")
+_SCORERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _scorer(model):
+    """``model.predict_scores`` as one ``tf.function`` per model (eager Keras runs the LSTM step by
+    step in Python); ``reduce_retracing`` makes batch and sentence lengths dynamic after a few shapes."""
+    if model not in _SCORERS:
+        _SCORERS[model] = tf.function(model.predict_scores, reduce_retracing=True)
+    return _SCORERS[model]
 
 
 def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 4096, tree: bool = True) -> list[Sentence]:
@@ -38,8 +53,9 @@ def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 40
     dataset, _ = make_dataset(sentences, vocabs, layout="sentence", token_budget=token_budget, shuffle=False,
                               unknown_labels="map", preprocess=model.preprocessor)
     parsed: list[Optional[Sentence]] = [None] * len(sentences)
+    scorer = _scorer(model)
     for batch in dataset:
-        scores = model.predict_scores(batch)
+        scores = scorer({name: batch[name] for name in _FEATURES})
         arcs = scores["arc_log_probs"].numpy()
         label_ids = scores["label_ids"].numpy() if "label_ids" in scores else None
         pos = np.argmax(scores["pos_probs"].numpy(), axis=-1) if "pos_probs" in scores else None
