@@ -48,10 +48,12 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from data_pipeline.errors import UserError
 from data_pipeline.tokenizer import tokenize_tf
 
 from lisa_tf.decoding.bio_spans import bio_spans
 from lisa_tf.decoding.head_indices import to_conllu
+from lisa_tf.models import DependencyParser
 from lisa_tf.predict import decode_batch
 from lisa_tf.runs import load_run
 
@@ -239,8 +241,17 @@ def serving_functions(model, names: LabelNames) -> dict:
     return functions
 
 
+class NotExportableError(UserError):
+    """The model has no serving signatures (the dependency parser: its tree decoding runs in NumPy)."""
+
+
 def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
     """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, float32) as a SavedModel to ``out_dir``."""
+    if isinstance(model, DependencyParser):
+        raise NotExportableError(
+            "a dependency parser run is not exported: its maximum-spanning-tree decoding runs in NumPy, "
+            "outside the graph; parse with `python -m lisa_tf parse RUN --input FILE`"
+        )
     out_dir = pathlib.Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise FileExistsError(f"{out_dir} exists and is not empty; choose a new version directory")

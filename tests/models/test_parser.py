@@ -110,3 +110,8 @@ def test_parse_command_errors(parser_run, tmp_path, capsys):
     assert main(["parse", str(tmp_path), "--input", "-"]) == 2
     err = capsys.readouterr().err
     assert "missing.txt: no such file" in err and "not a run directory" in err
+
+
+def test_export_says_use_parse(parser_run, tmp_path, capsys):
+    assert main(["export", "--run", str(parser_run[0]), "--out", str(tmp_path / "export" / "1")]) == 2
+    assert "python -m lisa_tf parse" in capsys.readouterr().err
