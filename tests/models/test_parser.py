@@ -115,3 +115,15 @@ def test_parse_command_errors(parser_run, tmp_path, capsys):
 def test_export_says_use_parse(parser_run, tmp_path, capsys):
     assert main(["export", "--run", str(parser_run[0]), "--out", str(tmp_path / "export" / "1")]) == 2
     assert "python -m lisa_tf parse" in capsys.readouterr().err
+
+
+def test_evaluate_command_scores_a_parser_run(parser_run, tmp_path, capsys):
+    run, config = parser_run[0], parser_run[1]
+    out = tmp_path / "metrics.json"
+    assert main(["evaluate", "--run", str(run), "--data", config.data.train, "--limit", str(SENTENCES),
+                 "--out", str(out)]) == 0
+    metrics = json.loads(out.read_text())
+    assert metrics["condition"] == "parser" and metrics["sentences"] == SENTENCES
+    gold = read_conllu(config.data.train)[:SENTENCES]
+    assert metrics["parsing"]["uas"] == pytest.approx(parse_scores(gold, parse_sentences(parser_run[3], gold))["uas"])
+    assert "UAS" in capsys.readouterr().out
