@@ -77,10 +77,11 @@ class CharacterCNN(keras.layers.Layer):
         self.built = True
 
     def call(self, tokens):
-        codes = tf.strings.unicode_decode(tokens, "UTF-8", errors="replace")  # [B, T, None]
-        codes = codes[:, :, :MAX_WORD_CHARS]
-        ids = tf.math.floormod(codes, CHAR_BUCKETS - 1) + 1
-        ids = ids.to_tensor(default_value=0)  # [B, T, C]
+        codes = tf.strings.unicode_decode(tokens, "UTF-8", errors="replace")  # ragged [B, T, None]
+        # Cut after densifying: slicing the ragged tensor adds an assertion that the graph optimiser
+        # reports on every traced call.
+        codes = codes.to_tensor(default_value=-1)[:, :, :MAX_WORD_CHARS]  # [B, T, C]
+        ids = tf.where(codes < 0, 0, tf.math.floormod(codes, CHAR_BUCKETS - 1) + 1)
         shape = tf.shape(ids)
         flat = tf.reshape(ids, [-1, shape[2]])
         mask = tf.not_equal(flat, 0)
