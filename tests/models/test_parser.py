@@ -127,3 +127,26 @@ def test_evaluate_command_scores_a_parser_run(parser_run, tmp_path, capsys):
     gold = read_conllu(config.data.train)[:SENTENCES]
     assert metrics["parsing"]["uas"] == pytest.approx(parse_scores(gold, parse_sentences(parser_run[3], gold))["uas"])
     assert "UAS" in capsys.readouterr().out
+
+
+def test_self_attention_encoder_switch():
+    from data_pipeline.dataset import make_dataset
+    from data_pipeline.splits import read_split
+    from data_pipeline.vocab import Vocabularies
+    from lisa_tf.models import build_model
+
+    config = load_config(None, _overrides(**{"model.parser_encoder": "attention", "model.num_layers": 2,
+                                             "model.hidden_size": 32, "model.num_heads": 4, "model.filter_size": 64}))
+    sentences = read_split(config.data.train, "conllu", None, 5)
+    vocabs = Vocabularies.build(sentences)
+    model = build_model(config.model, vocabs)
+    batch = next(iter(make_dataset(sentences, vocabs, layout=model.layout, shuffle=False,
+                                   preprocess=model.preprocessor)[0]))
+    model.build_from_batch(batch)
+    assert model.lstms is None and model.backbone is not None
+    outputs = model(batch)
+    length = int(batch["word_ids"].shape[1])
+    assert outputs["arc_logits"].shape[1:] == (length, length)
+    assert outputs["label_logits"].shape[-1] == len(vocabs.dep_labels)
+    assert np.isfinite(float(model.compute_loss(batch, y_pred=outputs)))
+    assert all(is_tree(s.heads) for s in parse_sentences(model, sentences))
