@@ -53,6 +53,7 @@ from data_pipeline.tokenizer import tokenize_tf
 
 from lisa_tf.decoding.bio_spans import bio_spans
 from lisa_tf.decoding.head_indices import to_conllu
+from lisa_tf.models import DependencyParser
 from lisa_tf.predict import decode_batch
 from lisa_tf.runs import load_run
 
@@ -240,6 +241,10 @@ def serving_functions(model, names: LabelNames) -> dict:
     return functions
 
 
+class NotExportableError(UserError):
+    """The model has no serving signatures (the dependency parser: its tree decoding runs in NumPy)."""
+
+
 class ExportError(UserError):
     """An export directory that cannot be written: names it and what is expected."""
 
@@ -264,6 +269,11 @@ def check_export_dir(out_dir: str | os.PathLike) -> pathlib.Path:
 def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
     """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, float32) as a SavedModel to ``out_dir``
     (new or empty: :func:`check_export_dir`)."""
+    if isinstance(model, DependencyParser):
+        raise NotExportableError(
+            "a dependency parser run is not exported: its maximum-spanning-tree decoding runs in NumPy, "
+            "outside the graph; parse with `python -m lisa_tf parse RUN --input FILE`"
+        )
     out_dir = check_export_dir(out_dir)
     with tempfile.TemporaryDirectory() as scratch:
         names = LabelNames(model, pathlib.Path(scratch))

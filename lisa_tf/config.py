@@ -38,7 +38,8 @@ class DataConfig:
 
     Attributes:
         format: ``conll05`` (split directory or pasted column file), ``conll12`` (``*.gold_conll``,
-            ``*.gold_skel`` or a directory), ``lisa`` (LISA combined format) .
+            ``*.gold_skel`` or a directory), ``lisa`` (LISA combined format), ``conllu`` (dependency
+            trees only: the parser's training data).
         train, dev: paths; ``test``: named test sets, e.g. ``{"wsj": ..., "brown": ...}``.
         parse_train, parse_dev: optional CoNLL-U files with dependency heads aligned to the data.
         embeddings: GloVe text file (any dimension); empty = random initialisation.
@@ -46,7 +47,7 @@ class DataConfig:
         max_eval_sentences: likewise for dev/test evaluation during training.
     """
 
-    format: Literal["conll05", "conll12", "lisa"] = "conll05"
+    format: Literal["conll05", "conll12", "lisa", "conllu"] = "conll05"
     train: str = ""
     dev: str = ""
     test: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -62,7 +63,8 @@ class ModelConfig:
     """Model family and sizes. Defaults: DeepAtt-FFN (Tan et al. 2018, §4 "Model Setup").
 
     Attributes:
-        kind: ``deepatt``, ``lisa``, ``sa`` or ``selective``.
+        kind: ``deepatt``, ``lisa``, ``sa``, ``selective`` or ``parser`` (the Dozat & Manning
+            dependency parser, :mod:`lisa_tf.models.parser`).
         embedding_size: word embedding width (100 in the papers; the shipped GloVe subset has 50).
         hidden_size: model width d; ``num_heads`` attention heads; ``filter_size`` FFN hidden width.
         num_layers: number of [non-linear, attention] layers N (DeepAtt) / J (LISA).
@@ -77,9 +79,18 @@ class ModelConfig:
             tagger that finds predicates when none are given (joint POS/predicate labels, as LISA
             §2.3; :mod:`lisa_tf.models.predicate_identifier`), trained with the run; 0 = none (the
             model then labels given predicates only). Needs POS tags in the training data.
+        parser_encoder: the parser's encoder, ``bilstm`` (Dozat & Manning 2017, §3.2) or
+            ``attention`` (the shared self-attention backbone, sized by ``num_layers``,
+            ``hidden_size``, ``num_heads``, ``filter_size``).
+        lstm_layers, lstm_size: the parser's BiLSTM: layers and units per direction (paper: 3 × 400).
+        char_embedding_size: the parser's character (UTF-8 byte) CNN word features, added to the word
+            embedding; 0 = none (the paper's word-only input).
+        parser_dropout: the parser's dropout on embeddings (whole words), between LSTM layers and on
+            the MLPs (paper: 0.33). The arc and label MLPs are ``parse_mlp_size`` (paper: 500) and
+            ``dep_label_mlp_size`` (paper: 100) wide; POS tags are predicted jointly from the encoder.
     """
 
-    kind: Literal["deepatt", "lisa", "sa", "selective"] = "deepatt"
+    kind: Literal["deepatt", "lisa", "sa", "selective", "parser"] = "deepatt"
     embedding_size: int = 100
     hidden_size: int = 200
     num_heads: int = 8
@@ -113,6 +124,12 @@ class ModelConfig:
     selective_next_input: Literal["state", "module"] = "state"
     selective_shared_connection: bool = True
     selective_shared_classifier: bool = True
+    # Dependency parser (Dozat & Manning 2017, §3).
+    parser_encoder: Literal["bilstm", "attention"] = "bilstm"
+    lstm_layers: int = 3
+    lstm_size: int = 400
+    char_embedding_size: int = 0
+    parser_dropout: float = 0.33
 
 
 @dataclasses.dataclass

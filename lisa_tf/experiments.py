@@ -2,8 +2,12 @@
 
 Per dataset: train SA, LISA, DeepAtt-FFN (RNN/CNN with ``--all``) and Selective Connection;
 evaluate each on dev and test with predicted predicates (both scorer conventions) and gold
-predicates; LISA also with the gold parse and, given ``--parse-dir``, an external parse (the paper's
-+D&M); export each model and make one REST request against the export. Writes ``OUT/results.md``
+predicates; LISA also with the gold parse and with the paper's "+D&M" parse: without ``--parse-dir``
+the Dozat & Manning parser (:mod:`lisa_tf.models.parser`, ``configs/DATASET/parser.toml``) is trained
+first — on the UD trees shipped beside the open data, on the head-rule conversion of the treebank
+for conll05/conll12 — and parses dev and test into ``OUT/parses/SPLIT.conllu`` (its UAS/LAS go in the
+parsing table); with ``--parse-dir`` that directory's CoNLL-U files are used instead. Export each SRL
+model and make one REST request against the export. Writes ``OUT/results.md``
 (the papers' table layouts), ``OUT/results.json`` and PNG figures. Re-running skips finished work
 and resumes interrupted training (every step is keyed by a file in OUT).
 """
@@ -20,7 +24,7 @@ from typing import Optional
 from data_pipeline.errors import UserError
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-NAMES = {"sa": "SA", "lisa": "LISA", "deepatt_ffn": "DeepAtt-FFN", "deepatt_rnn": "DeepAtt-RNN",
+NAMES = {"parser": "D&M parser", "sa": "SA", "lisa": "LISA", "deepatt_ffn": "DeepAtt-FFN", "deepatt_rnn": "DeepAtt-RNN",
          "deepatt_cnn": "DeepAtt-CNN", "selective": "Selective Conn."}
 
 # Small models on a slice of the data: the whole pipeline in a few minutes on a 2-core CPU.
@@ -35,6 +39,10 @@ QUICK = {
 }
 
 
+# The parser's share of --quick: one small BiLSTM layer.
+PARSER_QUICK = {"model.lstm_layers": "1", "model.lstm_size": "64", "model.char_embedding_size": "0"}
+
+
 class DatasetLayoutError(UserError):
     """The data directory does not hold what the dataset needs (the message lists what and where)."""
 
@@ -47,6 +55,8 @@ class Dataset:
     dev: str
     tests: dict
     external_parses: dict = dataclasses.field(default_factory=dict)
+    #: where ``external_parses`` come from: ``"external"`` (--parse-dir) or ``"D&M"`` (the trained parser)
+    parse_source: str = "external"
 
 
 def _need(paths: dict, hint: str) -> None:
@@ -141,6 +151,9 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
     results: dict = {"dataset": dataset_name, "quick": quick, "models": {}}
     started = time.time()
     length_series = {}
+    if parse_dir is None and "lisa" in models:
+        results["parser"] = _dm_parses(dataset, splits, out, quick)
+        results["parse_source"] = dataset.parse_source
     for key in models:
         config_path = ROOT / "configs" / dataset_name / f"{key}.toml"
         overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
@@ -179,6 +192,9 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
             length_series[NAMES[key]] = entry["eval"]["dev.predicted"]["f1_by_length"]
             if key == "lisa":
                 length_series["LISA + gold parse"] = entry["eval"]["dev.gold_parse"]["f1_by_length"]
+                if "dev.external_parse" in entry["eval"]:
+                    name = "LISA + D&M parse" if dataset.parse_source == "D&M" else "LISA + external parse"
+                    length_series[name] = entry["eval"]["dev.external_parse"]["f1_by_length"]
         export_dir = out / "exports" / key / "1"
         if not (export_dir / "saved_model.pb").exists():
             print(f"   exporting -> {export_dir}", flush=True)
@@ -188,6 +204,7 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
         print(f"   REST {entry['rest']['status']} in {entry['rest']['seconds']} s", flush=True)
         results["models"][key] = entry
     results["seconds"] = round(time.time() - started, 1)
+    results.setdefault("parse_source", dataset.parse_source if dataset.external_parses else None)
     plot_curves_grid({NAMES[k]: read_metrics(out / "runs" / k / "metrics.jsonl") for k in models}, out / "curves.png")
     if length_series:
         plot_f1_by_length(length_series, out / "f1_by_length.png")
@@ -217,3 +234,51 @@ def _syntax_heatmap(run_dir: pathlib.Path, dataset: Dataset, png: pathlib.Path) 
     weights = model.attention_weights(batch)[config.model.parse_attention_layer]
     plot_attention_heatmap(weights.numpy()[0, config.model.parse_head], sentences[0].words, sentences[0].heads, png,
                            title="LISA syntax head (predicted parse) vs gold heads (red)")
+
+
+def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool) -> dict:
+    """Train the Dozat & Manning parser, parse every split's words into ``OUT/parses/SPLIT.conllu``
+    and make those the dataset's external parses (the paper's "+D&M" condition). Returns the
+    parser's entry: its training summary and, per split, UAS/LAS/POS against the split's gold trees
+    (punctuation excluded) with the parsing time."""
+    from data_pipeline.splits import read_split
+    from lisa_tf.config import load_config
+    from lisa_tf.parse import conllu_lines, parse_scores, parse_sentences
+    from lisa_tf.runs import load_run
+    from lisa_tf.training.loop import train
+
+    config_path = ROOT / "configs" / dataset.name / "parser.toml"
+    if dataset.name == "open":
+        base = ROOT / "data" / "propbank-ewt"  # the UD trees of the same sentences
+        overrides = ["data.format=conllu", f"data.train={base / 'train.conllu.gz'}", f"data.dev={base / 'dev.conllu.gz'}"]
+    else:  # the head-rule conversion of the treebank's constituency trees (data_pipeline.splits)
+        overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
+    if quick:
+        overrides += [f"{k}={v}" for k, v in {**QUICK, **PARSER_QUICK}.items()]
+    config = load_config(config_path, overrides)
+    run_dir = out / "runs" / "parser"
+    print(f"== {NAMES['parser']}: training ({config_path.relative_to(ROOT)}) -> {run_dir}", flush=True)
+    entry = {"name": NAMES["parser"], "run": str(run_dir), "train": train(config, run_dir), "eval": {}}
+    limit = config.data.max_eval_sentences if quick else 0
+    model = None
+    for split, path in splits.items():
+        conllu = out / "parses" / f"{split}.conllu"
+
+        def compute():
+            nonlocal model
+            model = model or load_run(run_dir)
+            print(f"   parsing {split} -> {conllu}", flush=True)
+            gold = read_split(path, dataset.format, None, limit)
+            started = time.perf_counter()
+            parsed = parse_sentences(model, gold, token_budget=config.train.batch_tokens)
+            seconds = time.perf_counter() - started
+            conllu.parent.mkdir(parents=True, exist_ok=True)
+            conllu.write_text("\n".join(conllu_lines(parsed)) + "\n")
+            return {**parse_scores(gold, parsed), "sentences": len(parsed), "seconds": round(seconds, 2),
+                    "sentences_per_second": round(len(parsed) / seconds, 1)}
+
+        entry["eval"][f"{split}.parse"] = _cached(out / "eval" / "parser" / f"{split}.json", compute,
+                                                  lambda value: conllu.exists())
+        dataset.external_parses[split] = str(conllu)
+    dataset.parse_source = "D&M"
+    return entry

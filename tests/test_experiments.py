@@ -28,10 +28,16 @@ def _check_results(out: pathlib.Path, splits):
             assert 0.0 <= scores["f1"] <= 100.0
     lisa = results["models"]["lisa"]["eval"]
     assert {f"{s}.gold_parse" for s in splits} <= set(lisa)
+    # no --parse-dir: the D&M parser was trained and its parse of each split injected
+    assert results["parse_source"] == "D&M"
+    assert {f"{s}.external_parse" for s in splits} <= set(lisa)
+    for split in splits:
+        assert 0.0 <= results["parser"]["eval"][f"{split}.parse"]["uas"] <= 100.0
+        assert (out / "parses" / f"{split}.conllu").exists()
     assert "uas" in lisa["dev.predicted"]["parsing"]
     assert "uas" not in results["models"]["sa"]["eval"]["dev.predicted"]["parsing"]  # SA predicts no parse
     text = (out / "results.md").read_text()
-    for fragment in ("SRL, predicted predicates", "SRL, gold predicates", "LISA + gold parse", "Parsing",
+    for fragment in ("SRL, predicted predicates", "SRL, gold predicates", "LISA + gold parse", "LISA + D&M parse", "D&M parser", "Parsing",
                      "Predicate detection"):
         assert fragment in text
     for png in ("curves.png", "f1_by_length.png", "syntax_head.png"):

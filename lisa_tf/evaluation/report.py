@@ -29,7 +29,8 @@ def results_markdown(results: dict, splits) -> str:
     lisa_parses = [("lisa", " + gold parse")]
     predicted = _rows(results, splits, "predicted", "srl", all_models)
     predicted.update(_rows(results, splits, "gold_parse", "srl", lisa_parses))
-    predicted.update(_rows(results, splits, "external_parse", "srl", [("lisa", " + external parse")]))
+    external = " + D&M parse" if results.get("parse_source") == "D&M" else " + external parse"
+    predicted.update(_rows(results, splits, "external_parse", "srl", [("lisa", external)]))
     swap = _rows(results, splits, "predicted", "srl_swap", all_models)
     swap.update(_rows(results, splits, "gold_parse", "srl_swap", lisa_parses))
     gold = _rows(results, splits, "gold_predicates", "srl", all_models)
@@ -54,8 +55,15 @@ def results_markdown(results: dict, splits) -> str:
                     parsing[f"{entry['name']} ({SPLIT_NAMES.get(split, split)})"] = scores
                 detection.setdefault(entry["name"], {})[SPLIT_NAMES.get(split, split)] = {
                     k: scores[f"predicate_{k}"] for k in ("precision", "recall", "f1")}
+    parser = results.get("parser")
+    if parser:  # the "+D&M" parser itself, against the gold trees
+        for split in splits:
+            scores = parser["eval"].get(f"{split}.parse")
+            if scores:
+                parsing[f"{parser['name']} ({SPLIT_NAMES.get(split, split)})"] = scores
     if parsing:
-        parts.append(parsing_table(parsing, caption="**Parsing** (the model's own parse; LISA Table 5 layout)"))
+        parts.append(parsing_table(parsing, caption="**Parsing** (each model's own parse, punctuation excluded; "
+                                                    "LISA Table 5 layout)"))
     if detection:
         parts.append(predicate_table(detection, caption="**Predicate detection** (LISA Table 6 layout)"))
     rest = {results["models"][k]["name"]: results["models"][k]["rest"]["status"] for k in results["models"]}

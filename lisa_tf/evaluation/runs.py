@@ -20,7 +20,8 @@ from data_pipeline.splits import read_split
 from lisa_tf.evaluation.parse_eval import evaluate_parsing
 from lisa_tf.evaluation.tables import parsing_table, predicate_table, srl_table
 from lisa_tf.evaluation.srl_eval import score
-from lisa_tf.models import TASKS
+from lisa_tf.models import TASKS, DependencyParser
+from lisa_tf.parse import parse_scores, parse_sentences
 from lisa_tf.predict import check_ensemble, check_ensemble_models, predict_sentences
 from lisa_tf.runs import load_run, load_run_config, require_run
 
@@ -66,6 +67,8 @@ def evaluate_runs(
     config = configs[0]
     vocabs = models[0].vocabularies()
     gold = read_split(data, data_format or config.data.format, data_parse, limit)
+    if isinstance(models[0], DependencyParser):
+        return _evaluate_parser(models, runs, data, gold, token_budget, return_sentences)
     inputs = gold
     if parse:
         inputs = attach_parse(gold, read_conllu(parse)[: len(gold)] if limit else read_conllu(parse), parse)
@@ -101,8 +104,25 @@ def evaluate_runs(
     return (metrics, gold, predicted) if return_sentences else metrics
 
 
+def _evaluate_parser(models, runs, data, gold, token_budget, return_sentences):
+    """A dependency parser run (:mod:`lisa_tf.models.parser`): POS accuracy, UAS and LAS (punctuation
+    excluded) of its trees against the data's gold trees."""
+    if len(models) > 1:
+        raise ValueError("parser runs are evaluated one at a time (no ensembles)")
+    if gold[0].heads is None:
+        raise ValueError(f"{data}: no gold dependency heads to score the parser against; give --data-parse FILE.conllu")
+    predicted = parse_sentences(models[0], gold, token_budget=token_budget)
+    scores = parse_scores(gold, predicted)
+    parsing = {k: scores[k] for k in ("pos", "uas", "las") if k in scores}
+    metrics = {"runs": list(runs), "data": data, "sentences": len(gold), "condition": "parser", "parsing": parsing}
+    return (metrics, gold, predicted) if return_sentences else metrics
+
+
 def metrics_markdown(metrics: dict) -> str:
     """The metrics as Markdown tables in the papers' layouts."""
+    if metrics["condition"] == "parser":
+        return parsing_table({" + ".join(metrics["runs"]): metrics["parsing"]},
+                             caption="Parsing (punctuation excluded from UAS/LAS)")
     name = " + ".join(metrics["runs"]) + ("" if metrics["condition"] == "own parse" else f" ({metrics['condition']})")
     parts = [
         srl_table({name: {"single run": metrics["srl"], "swap (He et al.)": metrics["srl_swap"]}}, caption="SRL"),

@@ -1,4 +1,4 @@
-"""The project's SRL models: preprocessor, backbone and one task per paper, and the one function
+"""The project's models: preprocessor, backbone and one task per paper, and the one function
 that builds the task a config names. Importing this package registers every model and layer with
 ``keras.saving`` (package ``lisa_tf``), so ``keras.saving.load_model("x.keras")`` works after
 ``import lisa_tf``.
@@ -17,14 +17,15 @@ from lisa_tf.models.backbone import SrlBackbone
 from lisa_tf.models.base import SrlModel
 from lisa_tf.models.deepatt import DeepAtt
 from lisa_tf.models.lisa import Lisa
+from lisa_tf.models.parser import DependencyParser
 from lisa_tf.models.predicate_identifier import PredicateIdentifier
 from lisa_tf.models.preprocessor import SrlPreprocessor
 from lisa_tf.models.selective import SelectiveSRL
 
 #: ``model.kind`` → task class.
-TASKS = {"deepatt": DeepAtt, "lisa": Lisa, "sa": Lisa, "selective": SelectiveSRL}
+TASKS = {"deepatt": DeepAtt, "lisa": Lisa, "sa": Lisa, "selective": SelectiveSRL, "parser": DependencyParser}
 
-__all__ = ["TASKS", "DeepAtt", "Lisa", "PredicateIdentifier", "SelectiveSRL", "SrlBackbone", "SrlModel", "SrlPreprocessor", "build_model"]
+__all__ = ["TASKS", "DeepAtt", "DependencyParser", "Lisa", "PredicateIdentifier", "SelectiveSRL", "SrlBackbone", "SrlModel", "SrlPreprocessor", "build_model"]
 
 
 def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Optional[np.ndarray] = None) -> SrlModel:

@@ -1,0 +1,103 @@
+"""From a trained dependency parser (:mod:`lisa_tf.models.parser`) to parsed sentences and CoNLL-U.
+
+:func:`parse_sentences` batches sentences by token budget with the model's own preprocessor, scores
+every (dependent, head) pair in-graph, and decodes each sentence on the CPU with
+:func:`lisa_tf.decoding.mst.decode_tree` (a tree: one root, no cycle); each token's label is the best
+label for its chosen head. :func:`conllu_lines` writes the result in CoNLL-U, which is what LISA takes
+with ``--parse`` (only the HEAD column matters there). :func:`parse_scores` gives the dev scores the
+training loop records for a parser run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from data_pipeline.dataset import make_dataset
+from data_pipeline.sentence import Sentence
+
+from lisa_tf.decoding.mst import decode_tree, self_loop_scores
+from lisa_tf.evaluation.parse_eval import attachment_scores, pos_accuracy
+
+
+#: The features the parser reads (the rest of a batch stays out of the traced function's signature).
+_FEATURES = ("tokens", "word_ids", "token_mask", "length")
+_SCORERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _scorer(model):
+    """``model.predict_scores`` as one ``tf.function`` per model (eager Keras runs the LSTM step by
+    step in Python); ``reduce_retracing`` makes batch and sentence lengths dynamic after a few shapes."""
+    if model not in _SCORERS:
+        _SCORERS[model] = tf.function(model.predict_scores, reduce_retracing=True)
+    return _SCORERS[model]
+
+
+def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 4096, tree: bool = True) -> list[Sentence]:
+    """``sentences`` with the parser's ``heads`` (1-based, 0 = root), ``dep_labels`` and ``pos``.
+
+    Args:
+        model: a :class:`~lisa_tf.models.parser.DependencyParser`.
+        sentences: the words to parse (any gold layers are replaced; predicates are kept).
+        token_budget: most padded tokens per batch.
+        tree: decode the maximum spanning tree (True) or take each token's best head (False:
+            may give cycles and several roots; for comparison only).
+    """
+    if not sentences:
+        return []
+    vocabs = model.vocabularies()
+    dataset, _ = make_dataset(sentences, vocabs, layout="sentence", token_budget=token_budget, shuffle=False,
+                              unknown_labels="map", preprocess=model.preprocessor)
+    parsed: list[Optional[Sentence]] = [None] * len(sentences)
+    scorer = _scorer(model)
+    for batch in dataset:
+        scores = scorer({name: batch[name] for name in _FEATURES})
+        arcs = scores["arc_log_probs"].numpy()
+        label_ids = scores["label_ids"].numpy() if "label_ids" in scores else None
+        pos = np.argmax(scores["pos_probs"].numpy(), axis=-1) if "pos_probs" in scores else None
+        for b, (s, n) in enumerate(zip(batch["sentence_index"].numpy(), batch["length"].numpy())):
+            n = int(n)
+            if tree:
+                heads = decode_tree(self_loop_scores(arcs[b], n))[1:]
+            else:
+                best = arcs[b, :n, :n].argmax(axis=-1)
+                heads = np.where(best == np.arange(n), 0, best + 1)
+            changes: dict = {"heads": [int(h) for h in heads], "dep_labels": None}
+            if label_ids is not None:
+                columns = np.where(heads == 0, np.arange(n), heads - 1)  # back to self-loop columns
+                changes["dep_labels"] = [vocabs.dep_labels.entry(int(label_ids[b, d, h])) for d, h in enumerate(columns)]
+            if pos is not None:
+                changes["pos"] = [vocabs.pos.entry(int(i)) for i in pos[b, :n]]
+            parsed[int(s)] = dataclasses.replace(sentences[int(s)], **changes)
+    return parsed
+
+
+def conllu_lines(sentences: Iterable[Sentence]) -> Iterable[str]:
+    """CoNLL-U lines (with a blank line after each sentence): ID, FORM, XPOS (the predicted POS, the
+    language-specific tags the project's reader reads), HEAD, DEPREL; the other columns ``_``."""
+    for sentence in sentences:
+        pos = sentence.pos or ["_"] * len(sentence)
+        heads = sentence.heads or ["_"] * len(sentence)
+        labels = sentence.dep_labels or ["_"] * len(sentence)
+        for i, word in enumerate(sentence.words):
+            yield f"{i + 1}\t{word}\t_\t_\t{pos[i]}\t_\t{heads[i]}\t{labels[i]}\t_\t_"
+        yield ""
+
+
+def parse_scores(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> dict:
+    """Dev scores of a parser run, in the keys the training loop records: ``uas``, ``las`` and ``pos``
+    (percent, punctuation excluded from UAS/LAS), and ``precision`` = ``recall`` = ``f1`` = LAS — with
+    exactly one head per token, labelled-arc precision and recall both equal LAS — so the best dev
+    weights are those of the best LAS."""
+    labelled = all(s.dep_labels is not None for s in gold) and all(s.dep_labels is not None for s in predicted)
+    attachment = attachment_scores(gold, predicted, labelled=labelled)
+    scores = {"uas": attachment.uas, "las": attachment.las}
+    if all(s.pos is not None for s in gold) and all(s.pos is not None for s in predicted):
+        scores["pos"] = pos_accuracy(gold, predicted).accuracy
+    main = attachment.las if labelled else attachment.uas
+    scores.update(precision=main, recall=main, f1=main)
+    return scores
