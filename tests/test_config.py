@@ -72,7 +72,7 @@ def test_unknown_choice_lists_the_valid_ones(tmp_path):
 
 def test_choices_come_from_the_field_types():
     assert choices("model", "sublayer") == ("ffn", "rnn", "cnn")
-    assert choices("data", "format") == ("conll05", "conll12", "lisa")
+    assert choices("data", "format") == ("conll05", "conll12", "lisa", "conllu")
     assert choices("train", "mixed_precision") == ("auto", "float32", "mixed_bfloat16", "mixed_float16")
     config = ExperimentConfig()
     for section in ("data", "model", "train"):

@@ -51,6 +51,6 @@ def run(args) -> int:
         out.with_suffix(".md").write_text(markdown + "\n")
     print(text)
     print(markdown)
-    if metrics["unseen_labels"]:
+    if metrics.get("unseen_labels"):  # SRL only: a parser run has no role labels
         print(unseen_labels_line(metrics["unseen_labels"]), file=sys.stderr)
     return 0
