@@ -112,7 +112,7 @@ class SrlModel(keras.Model):
         is_predicate, _ = joint_label_maps(self.joint_labels, self.pos_labels)
         backbone = backbone_from_config(
             self.config, len(self.words), embedding_matrix, name="predicate_identifier_backbone",
-            num_layers=layers, sublayer="ffn", order="attention_first", predicate_indicator=False,
+            num_layers=layers, sublayer="ffn", order="attention_first", predicate_indicator=False, contextual="",
             num_heads=max(h for h in range(1, self.config.num_heads + 1) if self.config.hidden_size % h == 0),
         )
         return PredicateIdentifier(backbone, is_predicate.astype(float), name="predicate_identifier")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import pathlib
 
@@ -70,6 +71,29 @@ def preset_directory(encoder: str) -> str:
             f"{', '.join(missing)}); give {', '.join(repr(n) for n in NAMED_ENCODERS)} or such a directory"
         )
     return str(path)
+
+
+def _read_vocabulary(path: str) -> list[str]:
+    """The word pieces of ``vocab.txt``, one a line, in id order."""
+    with open(os.path.join(path, "vocab.txt"), encoding="utf-8") as handle:
+        return [line.rstrip("\n") for line in handle]
+
+
+def _lowercases(path: str) -> bool:
+    """Whether the encoder's tokenizer lower-cases (and strips accents, as uncased BERT does): the
+    preset's own setting (Hugging Face ``tokenizer_config.json`` or keras-hub ``tokenizer.json``),
+    uncased when neither says."""
+    for name, keys in (("tokenizer_config.json", ("do_lower_case",)), ("tokenizer.json", ("config", "lowercase"))):
+        try:
+            with open(os.path.join(path, name), encoding="utf-8") as handle:
+                value = json.load(handle)
+        except (OSError, ValueError):
+            continue
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, bool):
+            return value
+    return True
 
 
 _IDENTITIES: dict = {}
@@ -143,12 +167,18 @@ class ContextualWordFeatures(keras.layers.Layer):
         kwargs.setdefault("trainable", False)
         kwargs["dtype"] = "float32"
         super().__init__(**kwargs)
+        self.supports_masking = True  # the mask is an argument of call()
         self.encoder = encoder
         self.pooling = pooling
         self.max_pieces = max_pieces
         path = preset_directory(encoder)
-        # strip_accents: the uncased BERT vocabularies have no accented letters ("café" → "cafe").
-        self.tokenizer = keras_hub.models.BertTokenizer.from_preset(path, strip_accents=True, name="word_pieces")
+        # The vocabulary is given as a list: keras-hub's from_preset passes the file's path, which
+        # keras.saving's safe mode refuses when a saved model is loaded. An uncased vocabulary has
+        # no accented letters: strip them as Hugging Face's BERT tokenizer does ("café" → "cafe").
+        lowercase = _lowercases(path)
+        self.tokenizer = keras_hub.models.BertTokenizer(
+            vocabulary=_read_vocabulary(path), lowercase=lowercase, strip_accents=lowercase, name="word_pieces"
+        )
         backbone = keras_hub.models.BertBackbone.from_preset(path, dtype="float32", name="bert")
         self.num_layers = backbone.num_layers + 1
         self.width = backbone.hidden_dim
@@ -215,6 +245,9 @@ class ContextualWordFeatures(keras.layers.Layer):
         )
         stacked = tf.stack([tf.cast(h, tf.float32) for h in layers], axis=2)  # [B, P, L+1, width]
         return tf.einsum("btp,bplh->btlh", pooling, stacked)
+
+    def compute_mask(self, tokens, mask=None):
+        return mask
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.num_layers, self.width)

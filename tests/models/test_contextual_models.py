@@ -1,0 +1,91 @@
+"""Every model kind with contextual word features (``model.contextual``) on real EWT sentences, the
+config fields, and old configs without them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import keras
+import numpy as np
+import pytest
+
+from data_pipeline.splits import read_split
+from data_pipeline.vocab import Vocabularies
+from lisa_tf.config import ConfigError, ModelConfig, config_from_dict, load_config, validate_config
+from lisa_tf.models import build_model
+from lisa_tf.predict import predict_sentences
+from lisa_tf.runs import save_model
+from tests.models.conftest import tiny_overrides
+from tests.models.test_lisa import TINY_LISA
+
+KINDS = {
+    "deepatt": {"model.kind": "deepatt", "model.predicate_identifier_layers": 1},
+    "selective": {"model.kind": "selective", "model.predicate_identifier_layers": 0},
+    "lisa": TINY_LISA,  # SA is LISA without syntax: test_replace_mode_... builds one
+}
+
+
+def tiny_model(kind, **extra):
+    config = load_config(None, tiny_overrides(**{**KINDS[kind], "model.contextual": "minilm", **extra}))
+    sentences = read_split(config.data.train, config.data.format, config.data.parse_train, 4)
+    vocabs = Vocabularies.build(sentences)
+    keras.utils.set_random_seed(5)
+    model = build_model(config.model, vocabs)
+    model.build_from_batch()
+    return config, model, sentences
+
+
+def frames(predicted):
+    return [[[p.position, [[a.start, a.end, a.label] for a in p.arguments]] for p in s.predicates] for s in predicted]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_kind_reads_contextual_features(kind):
+    config, model, sentences = tiny_model(kind)
+    backbone = model.backbone
+    assert backbone.encoder is not None and backbone.words is not None
+    assert not any("contextual_encoder" in w.path for w in model.trainable_weights)  # the encoder is frozen
+    assert {w.path.split("/")[-1] for w in model.trainable_weights if "contextual_mix" in w.path} == {"layer_weights", "gamma"}
+    predicted = predict_sentences(model, sentences)
+    assert len(predicted) == 4
+    identifier = getattr(model, "predicate_identifier", None)
+    assert identifier is None or identifier.backbone.encoder is None
+
+
+def test_replace_mode_has_no_word_embedding_and_the_features_matter():
+    _, model, sentences = tiny_model("sa", **{"model.contextual_mode": "replace"})
+    assert model.backbone.words is None
+    assert not any("word_embedding" in w.path for w in model.weights)
+    features = model.preprocessor(model.example_inputs())
+    base = np.asarray(model.backbone.embed(features["word_ids"], tokens=features["tokens"]))
+    other = dict(features, tokens=keras.ops.convert_to_tensor([["x", "y"]]))
+    assert not np.allclose(base, np.asarray(model.backbone.embed(features["word_ids"], tokens=other["tokens"])))
+
+
+def test_saved_model_file_round_trips(tmp_path):
+    _, model, sentences = tiny_model("deepatt", **{"model.contextual_pooling": "mean"})
+    expected = frames(predict_sentences(model, sentences))
+    loaded = keras.saving.load_model(save_model(model, tmp_path / "x.keras"))
+    assert loaded.backbone.encoder.pooling == "mean"
+    assert frames(predict_sentences(loaded, sentences)) == expected
+
+
+def test_config_fields_defaults_and_validation(tmp_path):
+    config = load_config(None, tiny_overrides())
+    assert (config.model.contextual, config.model.contextual_mode, config.model.contextual_pooling) == ("", "concat", "first")
+    with pytest.raises(ConfigError, match="model.contextual_mode must be one of"):
+        load_config(None, tiny_overrides(**{"model.contextual_mode": "add"}))
+    config = load_config(None, tiny_overrides(**{"model.contextual": str(tmp_path)}))
+    with pytest.raises(ConfigError, match="not a keras-hub BERT preset directory"):
+        validate_config(config)
+    validate_config(load_config(None, tiny_overrides(**{"model.contextual": "minilm"})))
+
+
+def test_a_config_saved_before_the_fields_loads_with_the_defaults():
+    saved = load_config(None, tiny_overrides()).to_dict()
+    for key in ("contextual", "contextual_mode", "contextual_pooling"):
+        del saved["model"][key]
+    assert config_from_dict(saved).model.contextual == ""
+    model_dict = dataclasses.asdict(ModelConfig())
+    del model_dict["contextual"], model_dict["contextual_mode"]
+    assert ModelConfig(**model_dict).contextual_mode == "concat"
