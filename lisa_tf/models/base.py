@@ -239,6 +239,16 @@ class SrlModel(keras.Model):
             return
         super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
 
+    @property
+    def _default_save_signature(self):
+        # Overrides a private Keras 3.15.1 hook (keras/src/backend/tensorflow/layer.py): when
+        # TensorFlow saves the model's object graph (every export), Keras traces a default
+        # "serving_default" of a subclassed model with every input typed float32. A model that reads
+        # the string tokens (a contextual encoder) fails that trace, and the model's tables then
+        # drop out of the SavedModel. The exports define their own signatures
+        # (export/saved_model.py), so there is no default to trace; Keras has no public switch.
+        return None
+
     # ------------------------------------------------------------------------------ decoding
     def decode_tags(self, probabilities, lengths):
         """Tag ids [..., T] from probabilities [..., T, L]: argmax or constrained Viterbi."""
