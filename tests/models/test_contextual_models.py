@@ -4,16 +4,18 @@ config fields, and old configs without them."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
+from data_pipeline.dataset import make_dataset
 from data_pipeline.splits import read_split
 from data_pipeline.vocab import Vocabularies
 from lisa_tf.config import ConfigError, ModelConfig, config_from_dict, load_config, validate_config
 from lisa_tf.models import build_model
-from lisa_tf.predict import predict_sentences
 from lisa_tf.runs import save_model
 from tests.models.conftest import tiny_overrides
 from tests.models.test_lisa import TINY_LISA
@@ -25,49 +27,57 @@ KINDS = {
 }
 
 
+@functools.lru_cache(maxsize=None)
+def first_sentences(path, data_format, parse, count):
+    """The first sentences of a split, read once for the module (reading the split takes seconds)."""
+    return tuple(read_split(path, data_format, parse, count))
+
+
 def tiny_model(kind, **extra):
+    """A tiny model of ``kind`` with MiniLM features, built on a batch of 4 real EWT sentences."""
     config = load_config(None, tiny_overrides(**{**KINDS[kind], "model.contextual": "minilm", **extra}))
-    sentences = read_split(config.data.train, config.data.format, config.data.parse_train, 4)
+    sentences = list(first_sentences(config.data.train, config.data.format, config.data.parse_train, 4))
     vocabs = Vocabularies.build(sentences)
     keras.utils.set_random_seed(5)
     model = build_model(config.model, vocabs)
-    model.build_from_batch()
-    return config, model, sentences
-
-
-def frames(predicted):
-    return [[[p.position, [[a.start, a.end, a.label] for a in p.arguments]] for p in s.predicates] for s in predicted]
+    dataset, _ = make_dataset(sentences, vocabs, layout=model.layout, token_budget=4096, shuffle=False,
+                              preprocess=model.preprocessor)
+    batch = next(iter(dataset))
+    model.build_from_batch(batch)
+    return model, batch
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_every_kind_reads_contextual_features(kind):
-    config, model, sentences = tiny_model(kind)
+    model, batch = tiny_model(kind)
     backbone = model.backbone
     assert backbone.encoder is not None and backbone.words is not None
     assert not any("contextual_encoder" in w.path for w in model.trainable_weights)  # the encoder is frozen
     assert {w.path.split("/")[-1] for w in model.trainable_weights if "contextual_mix" in w.path} == {"layer_weights", "gamma"}
-    predicted = predict_sentences(model, sentences)
-    assert len(predicted) == 4
+    scores = model.predict_scores(batch)
+    assert all(np.all(np.isfinite(np.asarray(v))) for v in scores.values())
+    # the contextual vectors reach the output: other tokens, other scores
+    other = dict(batch, tokens=tf.where(batch["token_mask"], tf.constant("word"), batch["tokens"]))
+    changed = model.predict_scores(other)
+    assert any(not np.allclose(np.asarray(scores[k]), np.asarray(changed[k])) for k in scores)
     identifier = getattr(model, "predicate_identifier", None)
     assert identifier is None or identifier.backbone.encoder is None
 
 
 def test_replace_mode_has_no_word_embedding_and_the_features_matter():
-    _, model, sentences = tiny_model("sa", **{"model.contextual_mode": "replace"})
+    model, batch = tiny_model("lisa", **{"model.kind": "sa", "model.contextual_mode": "replace"})
     assert model.backbone.words is None
     assert not any("word_embedding" in w.path for w in model.weights)
-    features = model.preprocessor(model.example_inputs())
-    base = np.asarray(model.backbone.embed(features["word_ids"], tokens=features["tokens"]))
-    other = dict(features, tokens=keras.ops.convert_to_tensor([["x", "y"]]))
-    assert not np.allclose(base, np.asarray(model.backbone.embed(features["word_ids"], tokens=other["tokens"])))
+    scores = model.predict_scores(batch)
+    assert all(np.all(np.isfinite(np.asarray(v))) for v in scores.values())
 
 
 def test_saved_model_file_round_trips(tmp_path):
-    _, model, sentences = tiny_model("deepatt", **{"model.contextual_pooling": "mean"})
-    expected = frames(predict_sentences(model, sentences))
+    model, batch = tiny_model("deepatt", **{"model.contextual_pooling": "mean"})
+    expected = model.predict_scores(batch)["srl_probs"]
     loaded = keras.saving.load_model(save_model(model, tmp_path / "x.keras"))
     assert loaded.backbone.encoder.pooling == "mean"
-    assert frames(predict_sentences(loaded, sentences)) == expected
+    np.testing.assert_allclose(np.asarray(loaded.predict_scores(batch)["srl_probs"]), np.asarray(expected), atol=1e-6)
 
 
 def test_config_fields_defaults_and_validation(tmp_path):
