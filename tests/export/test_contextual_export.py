@@ -20,7 +20,7 @@ from lisa_tf.config import load_config
 from lisa_tf.models import build_model
 from lisa_tf.predict import predict_sentences
 from tests.conftest import ROOT
-from tests.models.conftest import tiny_overrides
+from tests.models.conftest import EWT, tiny_overrides
 from tests.models.test_lisa import TINY_LISA
 
 
@@ -33,7 +33,7 @@ def _ops(export) -> set:
 
 def test_export_runs_the_encoder_in_graph_and_equals_in_process_prediction(tmp_path):
     config = load_config(None, tiny_overrides(**{**TINY_LISA, "model.kind": "sa", "model.contextual": "minilm"}))
-    sentences = read_split(config.data.train, config.data.format, config.data.parse_train, 6)
+    sentences = read_split(EWT / "dev.gold_conll.gz", "conll12", EWT / "dev.conllu.gz", 6)
     keras.utils.set_random_seed(11)
     model = build_model(config.model, Vocabularies.build(sentences))
     model.build_from_batch()

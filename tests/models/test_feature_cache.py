@@ -15,14 +15,14 @@ from lisa_tf.config import load_config
 from lisa_tf.models import build_model
 from lisa_tf.models.contextual import ContextualWordFeatures
 from lisa_tf.models.feature_cache import FeatureCache
-from tests.models.conftest import tiny_overrides
+from tests.models.conftest import EWT, tiny_overrides
 from tests.models.test_lisa import TINY_LISA
 
 
 @pytest.fixture(scope="module")
 def ewt():
     config = load_config(None, tiny_overrides(**{**TINY_LISA, "model.kind": "sa", "model.contextual": "minilm"}))
-    return config, read_split(config.data.train, config.data.format, config.data.parse_train, 10)
+    return config, read_split(EWT / "dev.gold_conll.gz", "conll12", EWT / "dev.conllu.gz", 10)
 
 
 @pytest.fixture(scope="module")
