@@ -4,9 +4,9 @@ The encoder of ``model.contextual`` is frozen (:mod:`lisa_tf.models.contextual`)
 a sentence never changes: training computes it once and reads it back every epoch, and every later
 run with the same encoder and sentences reuses it. Only the scalar mix and what follows it train.
 
-Layout: ``<directory>/<encoder identity>-<pooling>/`` holds shards, each a pair
-``shard-NNNNN.npy`` (float16 ``[tokens, L + 1, width]``, the sentences' words one after the other)
-and ``shard-NNNNN.json`` (each sentence's key, first row and length). A sentence's key is a hash of
+Layout: ``<directory>/<encoder identity>-<pooling>/`` holds shards, one per build that computed
+something, each a pair ``shard-<time>-<pid>.npy`` (float16 ``[tokens, L + 1, width]``, the
+sentences' words one after the other) and ``.json`` (each sentence's key, first row and length). A sentence's key is a hash of
 its tokens; the directory name is the content hash of the encoder's files
 (:func:`~lisa_tf.models.contextual.encoder_identity`) and the pooling, so a different encoder or
 pooling never reads another's features. Shards are written to a temporary name and renamed, so an
@@ -201,11 +201,10 @@ class FeatureCache:
 
     def _write(self, keys, starts, lengths, data: np.ndarray) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        number = len(list(self.directory.glob("shard-*.json")))
-        while (self.directory / f"shard-{number:05d}.json").exists():
-            number += 1
-        base = self.directory / f"shard-{number:05d}"
-        temporary = self.directory / f".tmp-{os.getpid()}-{number:05d}"
+        # Named by time and process: two runs building the same cache at once never pick one name.
+        name = f"shard-{time.time_ns():020d}-{os.getpid()}"
+        base = self.directory / name
+        temporary = self.directory / f".tmp-{name}"
         np.save(f"{temporary}.npy", data)
         pathlib.Path(f"{temporary}.json").write_text(json.dumps({"keys": keys, "starts": starts, "lengths": lengths}))
         # The data first: a shard is read only when its index exists.
