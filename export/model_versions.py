@@ -95,6 +95,20 @@ def _message_to_json(message) -> dict:
             message, preserving_proto_field_name=True, including_default_value_fields=True)
 
 
+#: Ops that only ``tensorflow_text`` registers, used by exports of models with a contextual encoder
+#: (keras-hub's BERT word-piece tokenizer); other exports need core TensorFlow only.
+TF_TEXT_OPS = frozenset({"CaseFoldUTF8", "FastWordpieceTokenizeWithOffsets", "NormalizeUTF8", "RegexSplitWithOffsets"})
+
+
+def _register_ops(meta_graph) -> None:
+    """Import ``tensorflow_text`` when the graph needs one of :data:`TF_TEXT_OPS` (it registers them
+    on import); a core-only export loads without it."""
+    graph = meta_graph.graph_def
+    ops = {n.op for n in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
+    if ops & TF_TEXT_OPS:
+        import tensorflow_text  # noqa: F401  (registers the ops)
+
+
 def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
     """Load one SavedModel version directory and describe its signatures.
 
@@ -105,6 +119,7 @@ def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
 
     version_dir = pathlib.Path(version_dir)
     meta_graph = _read_meta_graph(version_dir)
+    _register_ops(meta_graph)
     try:
         module = tf.saved_model.load(str(version_dir), tags=["serve"])
     except (OSError, ValueError, tf.errors.OpError) as error:

@@ -1,4 +1,7 @@
-"""SavedModel export with serving signatures that need nothing but core TensorFlow.
+"""SavedModel export with serving signatures that need nothing but core TensorFlow (a model with a
+contextual encoder, ``model.contextual``, also needs TF Text's word-piece ops: the export runs the
+frozen encoder in-graph, and a process serving it imports ``tensorflow_text``, as
+:func:`export.model_versions.load_version` does).
 
 ``export_run(run_dir, out_dir)`` loads a run's model in float32 (whatever policy it was trained
 with) with its best weights (:func:`lisa_tf.runs.load_run`; ``export_model`` takes a loaded model) and

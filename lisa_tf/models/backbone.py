@@ -2,7 +2,10 @@
 
 Input (DeepAtt §3 "Position Encoding", "Deep Topology"; LISA §2.1 and footnote 2; Park 2019 §3.1, Eqn 5)::
 
-    e_t = [word(w_t) ; predicate_mask(m_t)]          (the predicate part only when asked for)
+    e_t = [word(w_t) ; ctx_t ; predicate_mask(m_t)]  (the predicate part only when asked for)
+    ctx_t = γ · Σ_k softmax(w)_k · h_{t,k}           (with a contextual encoder: ELMo Eqn 1 over
+                                                      the frozen encoder's layers h_k; "replace"
+                                                      drops word(w_t))
     x_t = (e_t W_in) · s + b + timing(t)             (W_in when the widths differ, or always;
                                                       s = √d for N(0, d^-1/2) rows, 1 for GloVe)
 
@@ -32,8 +35,10 @@ import tensorflow as tf
 from lisa_tf.layers.attention import SelfAttention
 from lisa_tf.layers.dropout import Dropout
 from lisa_tf.layers.initializers import clone_initializer
+from lisa_tf.layers.scalar_mix import ScalarMix
 from lisa_tf.layers.sublayers import BiLSTMSum, FeedForward, GLUConv, ResidualNorm
 from lisa_tf.layers.timing_signal import TimingSignal
+from lisa_tf.models.contextual import POOLINGS, ContextualWordFeatures
 
 #: Non-linear sub-layer kinds.
 SUBLAYERS = ("ffn", "rnn", "cnn")
@@ -41,6 +46,8 @@ SUBLAYERS = ("ffn", "rnn", "cnn")
 ORDERS = ("sublayer_first", "attention_first")
 #: When the input embeddings are projected to the model width.
 PROJECTIONS = ("auto", "always")
+#: How contextual word vectors join the word embeddings.
+CONTEXTUAL_MODES = ("concat", "replace")
 
 
 def _choice(name: str, value: str, allowed) -> str:
@@ -75,6 +82,12 @@ class SrlBackbone(keras.layers.Layer):
         syntax_layer: the block whose output the syntax head reads (0-based).
         syntax_attention_layer: the block whose attention head it replaces (> ``syntax_layer``).
         syntax_attention_head: which head.
+        contextual: ``""`` (none), ``"minilm"`` or a keras-hub BERT preset directory: a frozen encoder
+            whose layers, mixed by :class:`~lisa_tf.layers.scalar_mix.ScalarMix`, join the input
+            (:mod:`lisa_tf.models.contextual`).
+        contextual_mode: ``"concat"`` (next to the word embedding) or ``"replace"`` (instead of it;
+            the backbone then has no word embedding table).
+        contextual_pooling: ``"first"`` or ``"mean"`` word piece per word.
         **kwargs: other keyword arguments of ``keras.layers.Layer``.
 
     Call arguments:
@@ -84,6 +97,9 @@ class SrlBackbone(keras.layers.Layer):
         parse: optional float ``[B, T, T]`` distribution for the syntax head (gold or injected parse).
         training: bool.
         return_attention: also return every block's attention weights.
+        tokens: string ``[B, T]`` (the preprocessor's ``tokens``); the contextual encoder reads them.
+        contextual_features: float ``[B, T, L + 1, width]``, the contextual encoder's output computed
+            beforehand (the feature cache); used instead of running the encoder on ``tokens``.
 
     Returns:
         dict: ``sequence_output`` ``[B, T, d]``, ``layer_outputs`` (one ``[B, T, d]`` per block),
@@ -132,6 +148,9 @@ class SrlBackbone(keras.layers.Layer):
         syntax_layer: int = 0,
         syntax_attention_layer: int = 1,
         syntax_attention_head: int = 0,
+        contextual: str = "",
+        contextual_mode: str = "concat",
+        contextual_pooling: str = "first",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -158,6 +177,9 @@ class SrlBackbone(keras.layers.Layer):
         self.syntax_layer = syntax_layer
         self.syntax_attention_layer = syntax_attention_layer
         self.syntax_attention_head = syntax_attention_head
+        self.contextual = contextual
+        self.contextual_mode = _choice("contextual_mode", contextual_mode, CONTEXTUAL_MODES)
+        self.contextual_pooling = _choice("contextual_pooling", contextual_pooling, POOLINGS)
         if syntax_head is not None:
             if not 0 <= syntax_layer < syntax_attention_layer < num_layers:
                 raise ValueError(
@@ -171,20 +193,29 @@ class SrlBackbone(keras.layers.Layer):
         self.input_scale = math.sqrt(hidden_size) if scale_embeddings else 1.0
         stddev = embedding_stddev if embedding_stddev is not None else hidden_size**-0.5
         normal = keras.initializers.RandomNormal(stddev=stddev)
-        self.words = keras.layers.Embedding(
-            vocabulary_size,
-            embedding_size,
-            embeddings_initializer=(
-                keras.initializers.Constant(embedding_matrix) if embedding_matrix is not None else clone_initializer(normal)
-            ),
-            name="word_embedding",
-        )
+        self.encoder = self.mix = None
+        width = 0
+        if contextual:
+            self.encoder = ContextualWordFeatures(contextual, pooling=contextual_pooling, name="contextual_encoder")
+            self.mix = ScalarMix(self.encoder.num_layers, name="contextual_mix")
+            width += self.encoder.width
+        self.words = None
+        if not contextual or contextual_mode == "concat":
+            self.words = keras.layers.Embedding(
+                vocabulary_size,
+                embedding_size,
+                embeddings_initializer=(
+                    keras.initializers.Constant(embedding_matrix) if embedding_matrix is not None else clone_initializer(normal)
+                ),
+                name="word_embedding",
+            )
+            width += embedding_size
         self.predicate_mask = (
             keras.layers.Embedding(2, embedding_size, embeddings_initializer=clone_initializer(normal), name="predicate_mask")
             if predicate_indicator
             else None
         )
-        width = embedding_size * (2 if predicate_indicator else 1)
+        width += embedding_size if predicate_indicator else 0
         project = input_projection == "always" or width != hidden_size
         self.project = keras.layers.Dense(hidden_size, use_bias=False, name="input_projection") if project else None
         self.timing = TimingSignal(name="timing_signal")
@@ -221,11 +252,31 @@ class SrlBackbone(keras.layers.Layer):
         attention = ResidualNorm(attention, dropout=self.residual_dropout, name=f"self_attention_{i}")
         return (nonlinear, attention) if self.order == "sublayer_first" else (attention, nonlinear)
 
-    def embed(self, word_ids, predicate_indicator=None, training=False):
+    def contextual_inputs(self, features: dict) -> dict:
+        """The keyword arguments of :meth:`call` / :meth:`embed` the contextual encoder reads from a
+        feature dict (``tokens``, and ``contextual_features`` when the data pipeline brings them
+        from the cache); empty without an encoder."""
+        if self.encoder is None:
+            return {}
+        inputs = {"tokens": features["tokens"]}
+        if "contextual_features" in features:
+            inputs["contextual_features"] = features["contextual_features"]
+        return inputs
+
+    def embed(self, word_ids, predicate_indicator=None, training=False, tokens=None, contextual_features=None):
         """The input layer: ``(e W_in) · s + b + timing``, then dropout; ``[B, T, d]``."""
-        x = self.words(word_ids)
+        parts = [] if self.words is None else [self.words(word_ids)]
+        if self.encoder is not None:
+            if contextual_features is None:
+                if tokens is None:
+                    raise ValueError("a backbone with a contextual encoder needs tokens= (or contextual_features=)")
+                contextual_features = self.encoder(tokens, mask=tf.not_equal(word_ids, 0))
+            mixed = self.mix(tf.cast(contextual_features, tf.float32))
+            dtype = parts[0].dtype if parts else self.compute_dtype
+            parts.append(tf.cast(mixed, dtype))
         if self.predicate_mask is not None:
-            x = tf.concat([x, self.predicate_mask(predicate_indicator)], axis=-1)
+            parts.append(self.predicate_mask(predicate_indicator))
+        x = tf.concat(parts, axis=-1) if len(parts) > 1 else parts[0]
         if self.project is not None:
             x = self.project(x)
         x = x * self.input_scale + tf.cast(self.input_bias, x.dtype)
@@ -249,9 +300,10 @@ class SrlBackbone(keras.layers.Layer):
         return x, weights
 
     def call(self, word_ids, predicate_indicator=None, padding_mask=None, parse=None, training=False,
-             return_attention=False):
+             return_attention=False, tokens=None, contextual_features=None):
         mask = tf.cast(padding_mask, tf.bool) if padding_mask is not None else tf.not_equal(word_ids, 0)
-        x = self.embed(word_ids, predicate_indicator, training=training)
+        x = self.embed(word_ids, predicate_indicator, training=training, tokens=tokens,
+                       contextual_features=contextual_features)
         out = {"layer_outputs": []}
         if return_attention:
             out["attention"] = []
@@ -294,6 +346,9 @@ class SrlBackbone(keras.layers.Layer):
             syntax_layer=self.syntax_layer,
             syntax_attention_layer=self.syntax_attention_layer,
             syntax_attention_head=self.syntax_attention_head,
+            contextual=self.contextual,
+            contextual_mode=self.contextual_mode,
+            contextual_pooling=self.contextual_pooling,
         )
         return config
 
@@ -319,6 +374,9 @@ def backbone_from_config(config, vocabulary_size: int, embedding_matrix=None, na
         attention_dropout=config.attention_dropout,
         relu_dropout=config.relu_dropout,
         scale_embeddings=config.scale_embeddings,
+        contextual=config.contextual,
+        contextual_mode=config.contextual_mode,
+        contextual_pooling=config.contextual_pooling,
     )
     arguments.update(form)
     return SrlBackbone(vocabulary_size, embedding_matrix=embedding_matrix, name=name, **arguments)

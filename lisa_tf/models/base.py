@@ -112,7 +112,7 @@ class SrlModel(keras.Model):
         is_predicate, _ = joint_label_maps(self.joint_labels, self.pos_labels)
         backbone = backbone_from_config(
             self.config, len(self.words), embedding_matrix, name="predicate_identifier_backbone",
-            num_layers=layers, sublayer="ffn", order="attention_first", predicate_indicator=False,
+            num_layers=layers, sublayer="ffn", order="attention_first", predicate_indicator=False, contextual="",
             num_heads=max(h for h in range(1, self.config.num_heads + 1) if self.config.hidden_size % h == 0),
         )
         return PredicateIdentifier(backbone, is_predicate.astype(float), name="predicate_identifier")
@@ -238,6 +238,16 @@ class SrlModel(keras.Model):
         ):
             return
         super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+
+    @property
+    def _default_save_signature(self):
+        # Overrides a private Keras 3.15.1 hook (keras/src/backend/tensorflow/layer.py): when
+        # TensorFlow saves the model's object graph (every export), Keras traces a default
+        # "serving_default" of a subclassed model with every input typed float32. A model that reads
+        # the string tokens (a contextual encoder) fails that trace, and the model's tables then
+        # drop out of the SavedModel. The exports define their own signatures
+        # (export/saved_model.py), so there is no default to trace; Keras has no public switch.
+        return None
 
     # ------------------------------------------------------------------------------ decoding
     def decode_tags(self, probabilities, lengths):

@@ -56,7 +56,8 @@ class DeepAtt(SrlModel):
 
     def call(self, features, training=False):
         encoded = self.backbone(
-            features["word_ids"], features["predicate_indicator"], padding_mask=features["token_mask"], training=training
+            features["word_ids"], features["predicate_indicator"], padding_mask=features["token_mask"], training=training,
+            **self.backbone.contextual_inputs(features),
         )
         outputs = {"srl_logits": self.classifier(encoded["sequence_output"])}
         if training and self.predicate_identifier is not None:

@@ -176,6 +176,7 @@ class Lisa(SrlModel):
             parse=self._given_parse(features, training, inject_parse),
             training=training,
             return_attention=return_attention,
+            **self.backbone.contextual_inputs(features),
         )
         layers = out["layer_outputs"]
         encoded = {"final": out["sequence_output"], "pos": layers[self.config.pos_layer]}

@@ -192,7 +192,8 @@ class SelectiveSRL(SrlModel):
 
     def call(self, features, training=False):
         mask = tf.cast(features["token_mask"], tf.bool)
-        h = self.backbone.embed(features["word_ids"], features["predicate_indicator"], training=training)
+        h = self.backbone.embed(features["word_ids"], features["predicate_indicator"], training=training,
+                                **self.backbone.contextual_inputs(features))
         if self.sequence_encoder is not None:
             h = self.sequence_encoder(h, mask=mask, training=training)
         state = self.initial_state(h) if self.initial_state is not None else None  # S_0

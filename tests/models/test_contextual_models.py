@@ -1,0 +1,102 @@
+"""Every model kind with contextual word features (``model.contextual``) on real EWT sentences, the
+config fields, and old configs without them."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data_pipeline.dataset import make_dataset
+from data_pipeline.splits import read_split
+from data_pipeline.vocab import Vocabularies
+from lisa_tf.config import ConfigError, ModelConfig, config_from_dict, load_config, validate_config
+from lisa_tf.models import build_model
+from lisa_tf.runs import save_model
+from tests.models.conftest import EWT, tiny_overrides
+from tests.models.test_lisa import TINY_LISA
+
+KINDS = {
+    "deepatt": {"model.kind": "deepatt", "model.predicate_identifier_layers": 1},
+    "selective": {"model.kind": "selective", "model.predicate_identifier_layers": 0},
+    "lisa": TINY_LISA,  # SA is LISA without syntax: test_replace_mode_... builds one
+}
+
+
+@functools.lru_cache(maxsize=None)
+def first_sentences(path, data_format, parse, count):
+    """The first sentences of a split, read once for the module (reading the split takes seconds)."""
+    return tuple(read_split(path, data_format, parse, count))
+
+
+def tiny_model(kind, **extra):
+    """A tiny model of ``kind`` with MiniLM features, built on a batch of 4 real EWT dev sentences
+    (the dev split reads faster than train)."""
+    config = load_config(None, tiny_overrides(**{**KINDS[kind], "model.contextual": "minilm", **extra}))
+    sentences = list(first_sentences(str(EWT / "dev.gold_conll.gz"), "conll12", str(EWT / "dev.conllu.gz"), 4))
+    vocabs = Vocabularies.build(sentences)
+    keras.utils.set_random_seed(5)
+    model = build_model(config.model, vocabs)
+    dataset, _ = make_dataset(sentences, vocabs, layout=model.layout, token_budget=4096, shuffle=False,
+                              preprocess=model.preprocessor)
+    batch = next(iter(dataset))
+    model.build_from_batch(batch)
+    return model, batch
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_kind_reads_contextual_features(kind):
+    model, batch = tiny_model(kind)
+    backbone = model.backbone
+    assert backbone.encoder is not None and backbone.words is not None
+    assert not any("contextual_encoder" in w.path for w in model.trainable_weights)  # the encoder is frozen
+    assert {w.path.split("/")[-1] for w in model.trainable_weights if "contextual_mix" in w.path} == {"layer_weights", "gamma"}
+    scores = model.predict_scores(batch)
+    assert all(np.all(np.isfinite(np.asarray(v))) for v in scores.values())
+    # the contextual vectors reach the output: other tokens, other scores
+    other = dict(batch, tokens=tf.where(batch["token_mask"], tf.constant("word"), batch["tokens"]))
+    changed = model.predict_scores(other)
+    assert any(not np.allclose(np.asarray(scores[k]), np.asarray(changed[k])) for k in scores)
+    identifier = getattr(model, "predicate_identifier", None)
+    assert identifier is None or identifier.backbone.encoder is None
+
+
+def test_replace_mode_has_no_word_embedding_and_the_features_matter():
+    model, batch = tiny_model("lisa", **{"model.kind": "sa", "model.contextual_mode": "replace"})
+    assert model.backbone.words is None
+    assert not any("word_embedding" in w.path for w in model.weights)
+    scores = model.predict_scores(batch)
+    assert all(np.all(np.isfinite(np.asarray(v))) for v in scores.values())
+
+
+def test_saved_model_file_round_trips(tmp_path):
+    model, batch = tiny_model("deepatt", **{"model.contextual_pooling": "mean"})
+    expected = model.predict_scores(batch)["srl_probs"]
+    loaded = keras.saving.load_model(save_model(model, tmp_path / "x.keras"))
+    assert loaded.backbone.encoder.pooling == "mean"
+    np.testing.assert_allclose(np.asarray(loaded.predict_scores(batch)["srl_probs"]), np.asarray(expected), atol=1e-6)
+
+
+def test_config_fields_defaults_and_validation(tmp_path):
+    config = load_config(None, tiny_overrides())
+    assert (config.model.contextual, config.model.contextual_mode, config.model.contextual_pooling) == ("", "concat", "first")
+    with pytest.raises(ConfigError, match="model.contextual_mode must be one of"):
+        load_config(None, tiny_overrides(**{"model.contextual_mode": "add"}))
+    config = load_config(None, tiny_overrides(**{"model.contextual": str(tmp_path)}))
+    with pytest.raises(ConfigError, match="not a keras-hub BERT preset directory"):
+        validate_config(config)
+    validate_config(load_config(None, tiny_overrides(**{"model.contextual": "minilm"})))
+
+
+def test_a_config_saved_before_the_fields_loads_with_the_defaults():
+    saved = load_config(None, tiny_overrides()).to_dict()
+    for key in ("contextual", "contextual_mode", "contextual_pooling"):
+        del saved["model"][key]
+    assert config_from_dict(saved).model.contextual == ""
+    model_dict = dataclasses.asdict(ModelConfig())
+    del model_dict["contextual"], model_dict["contextual_mode"]
+    assert ModelConfig(**model_dict).contextual_mode == "concat"
