@@ -87,6 +87,20 @@ def dev_evaluation(model, dev_sentences, vocabs: Vocabularies, token_budget: int
     return lambda: score(dev_sentences, predict_sentences(model, dev_sentences, vocabs, token_budget=token_budget))
 
 
+def _training_features(config: ExperimentConfig, model, train_sentences, run_dir: pathlib.Path):
+    """The batch features of training: the model's preprocessor, plus, for a model with a frozen
+    contextual encoder, that encoder's layers read from the feature cache (built here for the
+    sentences not in it yet), so training never runs the encoder. The cache is
+    ``RUN/../.contextual-cache``: runs side by side (as ``run_experiments.sh`` writes them) share it."""
+    if not config.model.contextual:
+        return model.preprocessor
+    from lisa_tf.models.feature_cache import FeatureCache
+
+    cache = FeatureCache(run_dir.parent / ".contextual-cache", config.model.contextual, config.model.contextual_pooling)
+    cache.build([s.words for s in train_sentences], encoder=model.backbone.encoder)
+    return lambda features: cache.attach(model.preprocessor(features))
+
+
 def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Optional[int] = None) -> dict:
     """Train (or resume) the experiment in ``run_dir``; returns the run's summary (``done.json``).
 
@@ -135,7 +149,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         unknown_labels="error",
         batch_multiple=strategy.num_replicas_in_sync,
         repeat=True,
-        preprocess=model.preprocessor,
+        preprocess=_training_features(config, model, train_sentences, run_dir),
     )
     print(f"training examples: {report.examples} ({report.tokens} tokens)", flush=True)
     if report.bio.get("nested_spans"):
