@@ -13,7 +13,6 @@ is in ``metrics.jsonl`` exactly once and ``best/`` is chosen over all of them.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import shutil
 import time
@@ -21,22 +20,8 @@ from typing import Callable
 
 import keras
 
-from lisa_tf.training.checkpoints import interval_logs, step_files as step_weight_files
+from lisa_tf.training.checkpoints import interval_logs, save_weights_whole, step_files as step_weight_files, write_whole
 from lisa_tf.training.curves import plot_curves, read_metrics
-
-
-def _write_text(path: pathlib.Path, text: str) -> None:
-    """Replace ``path`` by ``text`` whole (written beside it, then renamed)."""
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text)
-    os.replace(partial, path)
-
-
-def _save_weights(model, path: pathlib.Path) -> None:
-    """``model.save_weights(path)`` whole or not at all."""
-    partial = path.with_name("partial-" + path.name)
-    model.save_weights(partial)
-    os.replace(partial, path)
 
 
 class DevEvaluation(keras.callbacks.Callback):
@@ -87,29 +72,25 @@ class DevEvaluation(keras.callbacks.Callback):
                         f"training resumes from the checkpoint at step {step}")
         expected = "".join(json.dumps(r) + "\n" for r in self.records)
         if self.metrics_path.exists() and self.metrics_path.read_text() != expected:
-            _write_text(self.metrics_path, expected)  # also ends a line cut short by a kill
-        best = self._best_step()
-        if best is not None and best > step:
+            write_whole(self.metrics_path, expected)  # also ends a line cut short by a kill
+        best = self._best_marker()
+        if best is not None and best[0] > step:
             shutil.rmtree(self.best_path.parent)
         if step and step not in {r["step"] for r in self.records}:
             self.report(f"step {step}: evaluating the checkpoint (the run stopped before its evaluation)")
             self._record(step, interval_logs(self.run_dir / "checkpoints", step))
         return self.stopped_early
 
-    def _best_step(self):
+    def _best_marker(self):
+        """``(step, dev_f1)`` of the weights in ``best/``, or None when there are none (or no readable marker)."""
         marker = self.best_path.parent / "step.json"
         if not (marker.exists() and self.best_path.exists()):
             return None
         try:
-            return int(json.loads(marker.read_text())["step"])
+            saved = json.loads(marker.read_text())
+            return int(saved["step"]), float(saved["dev_f1"])
         except (ValueError, KeyError, TypeError):
             return None
-
-    def _best_saved_f1(self) -> float:
-        """Dev F1 of the weights in ``best/`` (−inf when there are none)."""
-        if self._best_step() is None:
-            return float("-inf")
-        return float(json.loads((self.best_path.parent / "step.json").read_text())["dev_f1"])
 
     def on_epoch_end(self, epoch, logs=None):
         self._record(int(self.model.optimizer.iterations.numpy()), logs or {})
@@ -135,10 +116,11 @@ class DevEvaluation(keras.callbacks.Callback):
                     f"R {scores['recall']:.2f} F1 {scores['f1']:.2f}{'  (best)' if improved else ''}")
         self.records.append(record)
         if self.write:
-            if record["dev_f1"] > self._best_saved_f1():
+            saved = self._best_marker()
+            if saved is None or record["dev_f1"] > saved[1]:
                 self.best_path.parent.mkdir(parents=True, exist_ok=True)
-                _save_weights(self.model, self.best_path)
-                _write_text(self.best_path.parent / "step.json", json.dumps({"step": step, "dev_f1": record["dev_f1"]}))
+                save_weights_whole(self.model, self.best_path)
+                write_whole(self.best_path.parent / "step.json", json.dumps({"step": step, "dev_f1": record["dev_f1"]}))
             self._keep(step)
             plot_curves(self.records, self.run_dir / "curves.png", title=self.run_dir.name)
             with open(self.metrics_path, "a") as handle:  # last: the line marks the interval as finished
@@ -155,7 +137,7 @@ class DevEvaluation(keras.callbacks.Callback):
             return
         directory = self.run_dir / "weights"
         directory.mkdir(exist_ok=True)
-        _save_weights(self.model, directory / f"step-{step}.weights.h5")
+        save_weights_whole(self.model, directory / f"step-{step}.weights.h5")
         for old in step_weight_files(directory)[: -self.keep_weights]:
             old.unlink()
 

@@ -40,6 +40,20 @@ def step_files(directory: str | os.PathLike) -> list[pathlib.Path]:
     return [path for _, path in sorted(files)]
 
 
+def write_whole(path: pathlib.Path, text: str) -> None:
+    """Replace ``path`` by ``text`` whole: written beside it, then renamed (a kill leaves the old file)."""
+    partial = path.with_name("partial-" + path.name)
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
+def save_weights_whole(model: keras.Model, path: pathlib.Path) -> None:
+    """``model.save_weights(path)`` whole or not at all (written beside it, then renamed)."""
+    partial = path.with_name("partial-" + path.name)
+    model.save_weights(partial)
+    os.replace(partial, path)
+
+
 def save_checkpoint(model: keras.Model, directory: str | os.PathLike, step: int, keep: int = KEEP) -> pathlib.Path:
     """Write the weights and optimiser state of ``model`` as ``directory/step-{step}.weights.h5``
     (to a temporary name first, then renamed, so a killed write leaves no partial checkpoint) and
@@ -47,9 +61,7 @@ def save_checkpoint(model: keras.Model, directory: str | os.PathLike, step: int,
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{PREFIX}{step}{SUFFIX}"
-    partial = directory / f"partial-{step}{SUFFIX}"
-    model.save_weights(partial)
-    os.replace(partial, path)
+    save_weights_whole(model, path)
     for old in step_files(directory)[:-keep]:
         old.unlink()
         _logs_file(old).unlink(missing_ok=True)
@@ -88,9 +100,7 @@ class IntervalCheckpoint(keras.callbacks.Callback):
         step = int(self.model.optimizer.iterations.numpy())
         self.directory.mkdir(parents=True, exist_ok=True)
         logs_path = _logs_file(self.directory / f"{PREFIX}{step}{SUFFIX}")
-        partial = logs_path.with_name("partial-" + logs_path.name)
-        partial.write_text(json.dumps({k: float(v) for k, v in (logs or {}).items()}))
-        os.replace(partial, logs_path)
+        write_whole(logs_path, json.dumps({k: float(v) for k, v in (logs or {}).items()}))
         save_checkpoint(self.model, self.directory, step, self.keep)
 
 
