@@ -10,9 +10,10 @@ __version__ = "0.1.0"
 import sys as _sys
 
 
-def load(path, token_budget: int = 4096):
-    """A predictor for a run directory, a ``.keras`` file or a SavedModel export:
-    ``lisa_tf.load(PATH).predict("The cat sat on the mat.")`` (see :mod:`lisa_tf.predictor`)."""
+def load(path=None, token_budget: int = 4096):
+    """A predictor for a run directory, a ``.keras`` file, a SavedModel export or a packaged model;
+    without ``path`` the model shipped in ``models/srl``: ``lisa_tf.load().predict("The cat sat on the
+    mat.")`` (see :mod:`lisa_tf.predictor`)."""
     from lisa_tf.predictor import load as _load
 
     return _load(path, token_budget)

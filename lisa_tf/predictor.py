@@ -1,8 +1,8 @@
 """Raw text or tokens in, labelled frames out: ``lisa_tf.load(PATH).predict(...)``.
 
-``load`` takes a run directory (its ``model.keras``), a ``.keras`` file or a SavedModel export (a
-version directory, or a base directory whose highest numbered version is used) and returns a
-:class:`Predictor`. ``predict`` returns plain, JSON-serialisable data, one dict per sentence::
+``load`` takes a run directory (its ``model.keras``), a ``.keras`` file, a SavedModel export (a
+version directory, or a base directory whose highest numbered version is used) or a packaged model
+(``models/srl``, the default when no path is given) and returns a :class:`Predictor`. ``predict`` returns plain, JSON-serialisable data, one dict per sentence::
 
     {"text": "The cat sat on the mat.",
      "tokens": [{"text": "The", "start": 0, "end": 3, "pos": "DT", "head": 2}, ...],
@@ -283,11 +283,16 @@ def _latest_version(path: pathlib.Path) -> pathlib.Path:
     return versions[-1][1]
 
 
-def load(path: str | os.PathLike, token_budget: int = 4096) -> Predictor:
-    """A :class:`Predictor` for a run directory, a ``.keras`` file or a SavedModel export."""
-    path = pathlib.Path(path)
+def load(path: str | os.PathLike | None = None, token_budget: int = 4096) -> Predictor:
+    """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
+    model (:mod:`lisa_tf.packaging`); without ``path``, the shipped model (``models/srl``)."""
+    from lisa_tf.packaging import KERAS_FILE, default_model, is_package
+
+    path = default_model("srl") if path is None else pathlib.Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
+    if is_package(path):
+        path = path / KERAS_FILE
     if path.is_file() and path.suffix == ".keras":
         return Predictor(load_model_file(path), token_budget)
     if (path / MODEL_FILE).exists():

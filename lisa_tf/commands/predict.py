@@ -13,8 +13,12 @@ from data_pipeline.errors import UserError  # noqa: E402  (pure Python: keeps --
 
 
 def add_arguments(parser):
-    parser.add_argument("model", help="run directory, .keras file or SavedModel export")
-    parser.add_argument("text", nargs="*", help="paragraphs to label (split into sentences and tokenised)")
+    parser.add_argument("text", nargs="*", metavar="[MODEL] TEXT",
+                        help="paragraphs to label (split into sentences and tokenised); when the first is a run "
+                             "directory, .keras file or SavedModel export, it is the model (else the shipped model, "
+                             "models/srl)")
+    parser.add_argument("--model", help="run directory, .keras file or SavedModel export (default: the shipped "
+                                        "model, models/srl)")
     parser.add_argument("--input", help="file to label, one paragraph (or with --tokenized one sentence) per line; - = stdin")
     parser.add_argument("--tokenized", action="store_true", help="input lines are sentences of space-separated tokens")
     parser.add_argument("--parse", help="CoNLL-U file: its words are the sentences and its heads are injected (LISA)")
@@ -64,6 +68,21 @@ def _units(args):
                     yield (line.split() if args.tokenized else line), None
 
 
+def _split_model(args) -> None:
+    """``predict MODEL TEXT…`` or ``predict TEXT…`` (the shipped model): sets ``args.model`` (None = the
+    shipped one) and ``args.text``. The first argument is the model when it exists, or when it reads as
+    a path (one word with a ``/`` or ending in ``.keras``) and text follows: a mistyped path is reported
+    as missing rather than labelled as text."""
+    import os
+
+    if args.model is not None or not args.text:
+        return
+    first = args.text[0]
+    as_path = len(args.text) > 1 and not any(c.isspace() for c in first) and ("/" in first or first.endswith(".keras"))
+    if os.path.exists(first) or as_path:
+        args.model, args.text = first, args.text[1:]
+
+
 def _write(result, fmt, out):
     import json
 
@@ -110,6 +129,7 @@ def run(args) -> int:
 
     from lisa_tf.predictor import load
 
+    _split_model(args)
     try:
         predictor = load(args.model, token_budget=args.batch_tokens)
     except FileNotFoundError as error:

@@ -40,9 +40,10 @@ def _positive(text: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``tensorflow_model_server``-style flags (``--flag value`` or ``--flag=value``)."""
-    parser.add_argument("--model_name", required=True, help="the NAME in /v1/models/NAME")
-    parser.add_argument("--model_base_path", required=True,
-                        help="directory holding numeric version directories (1/, 2/, ...) of SavedModels")
+    parser.add_argument("--model_name", default="srl", help="the NAME in /v1/models/NAME (default srl)")
+    parser.add_argument("--model_base_path", default=None,
+                        help="directory holding numeric version directories (1/, 2/, ...) of SavedModels "
+                             "(default: the shipped model, models/srl)")
     parser.add_argument("--port", type=int, default=None,
                         help="TCP port of the gRPC API (TensorFlow Serving's PredictionService and ModelService; "
                              "off unless given, 0 picks a free port and prints it)")
@@ -115,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
     rest_server.check_port(args.rest_api_host, args.rest_api_port, "--rest_api_port")
     if args.port is not None:
         rest_server.check_port(args.rest_api_host, args.port, "--port")
+    if args.model_base_path is None:
+        from lisa_tf.packaging import default_model
+
+        args.model_base_path = str(default_model("srl", "--model_base_path"))
     limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request)
     server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,
                                      args.rest_api_port, warn=warn, limits=limits,

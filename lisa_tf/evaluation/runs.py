@@ -65,27 +65,52 @@ def evaluate_runs(
     if len(models) > 1:
         check_ensemble_models(models, [str(run) for run in runs])
     config = configs[0]
-    vocabs = models[0].vocabularies()
     gold = read_split(data, data_format or config.data.format, data_parse, limit)
-    if isinstance(models[0], DependencyParser):
-        return _evaluate_parser(models, runs, data, gold, token_budget, return_sentences)
-    inputs = gold
+    parsed = None
     if parse:
-        inputs = attach_parse(gold, read_conllu(parse)[: len(gold)] if limit else read_conllu(parse), parse)
-    if (parse or gold_parse) and inputs[0].heads is None:
+        parsed = read_conllu(parse)[: len(gold)] if limit else read_conllu(parse)
+    return evaluate_models(models, gold, names=list(runs), data=data, parse=parsed, parse_name=parse,
+                           gold_parse=gold_parse, gold_predicates=gold_predicates, token_budget=token_budget,
+                           return_sentences=return_sentences)
+
+
+def evaluate_models(
+    models: Sequence,
+    gold: Sequence,
+    *,
+    names: Sequence[str],
+    data: str,
+    parse: Optional[Sequence] = None,
+    parse_name: Optional[str] = None,
+    gold_parse: bool = False,
+    gold_predicates: bool = False,
+    token_budget: int = 4096,
+    return_sentences: bool = False,
+):
+    """Metrics of loaded models (one, or an ensemble) on the ``gold`` sentences of ``data``: what
+    :func:`evaluate_runs` computes once the runs are loaded; ``names`` label the models in the
+    result, ``parse`` (sentences read from the CoNLL-U file ``parse_name``) is injected."""
+    vocabs = models[0].vocabularies()
+    if isinstance(models[0], DependencyParser):
+        return _evaluate_parser(models, names, data, gold, token_budget, return_sentences)
+    inputs = gold
+    if parse is not None:
+        inputs = attach_parse(gold, parse, parse_name)
+    if (parse is not None or gold_parse) and inputs[0].heads is None:
         raise EvaluationError(f"{data}: no dependency heads to inject; give --data-parse FILE.conllu or --parse FILE.conllu")
+    injected = parse is not None or gold_parse
     options = {}
     if getattr(models[0], "uses_syntax", False):
-        options["inject_parse"] = bool(parse or gold_parse)
+        options["inject_parse"] = injected
     predicts_predicates = getattr(models[0], "predicts_predicates", False)
     if predicts_predicates:
         options["gold_predicates"] = gold_predicates
     predicted = predict_sentences(models, inputs, vocabs, token_budget=token_budget, **options)
     metrics = {
-        "runs": list(runs),
+        "runs": list(names),
         "data": data,
         "sentences": len(gold),
-        "condition": "gold parse" if gold_parse else (f"parse {parse}" if parse else "own parse"),
+        "condition": "gold parse" if gold_parse else (f"parse {parse_name}" if parse is not None else "own parse"),
         "gold_predicates": gold_predicates or not predicts_predicates,
         "srl": score(gold, predicted),
         "srl_swap": score(gold, predicted, swap=True),
@@ -95,7 +120,7 @@ def evaluate_runs(
         layers = ["predicates"]
         if predicted[0].pos is not None and gold[0].pos is not None:
             layers.append("pos")
-        if not (parse or gold_parse) and predicted[0].heads is not None and gold[0].heads is not None:
+        if not injected and predicted[0].heads is not None and gold[0].heads is not None:
             layers.append("parse")
         metrics["parsing"] = evaluate_parsing(gold, predicted, layers=layers)
     elif predicts_predicates and not gold_predicates:

@@ -560,8 +560,12 @@ def evaluate_swap(gold: Source, predicted: Source, *, warn: Warn = print_warning
 
 def score(gold: Sequence[Sentence], predicted: Sequence[Sentence], swap: bool = False) -> dict:
     """SRL precision/recall/F1 of Sentences as a plain dict (warnings silenced, counts kept):
-    :func:`evaluate`, or :func:`evaluate_swap` (He et al.'s end-to-end convention) with ``swap``."""
+    :func:`evaluate`, or :func:`evaluate_swap` (He et al.'s end-to-end convention) with ``swap``.
+    A single-run score also has ``per_role``: counts, P, R, F1 per argument type, as srl-eval's table."""
     function = evaluate_swap if swap else evaluate
     result = function(list(gold), list(predicted), warn=lambda message: None)
-    return {"precision": result.precision, "recall": result.recall, "f1": result.f1}
+    scores = {"precision": result.precision, "recall": result.recall, "f1": result.f1}
+    if not swap:
+        scores["per_role"] = {name: counts.to_dict() for name, counts in sorted(result.per_type.items())}
+    return scores
 

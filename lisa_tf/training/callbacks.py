@@ -110,7 +110,7 @@ class DevEvaluation(keras.callbacks.Callback):
             "dev_f1": scores["f1"],
             "seconds": round(time.time() - self._started, 1),
         }
-        record.update({f"dev_{k}": v for k, v in scores.items() if k not in ("precision", "recall", "f1")})
+        record.update({f"dev_{k}": v for k, v in scores.items() if k not in ("precision", "recall", "f1", "per_role")})
         improved = record["dev_f1"] > best
         self.report(f"step {step}: loss {record['loss']:.4f}  dev P {scores['precision']:.2f} "
                     f"R {scores['recall']:.2f} F1 {scores['f1']:.2f}{'  (best)' if improved else ''}")

@@ -1,0 +1,173 @@
+"""``MODEL_CARD.md`` of a packaged model, rendered from its ``card.json`` (:mod:`lisa_tf.packaging`).
+
+Every figure comes from the card, which the packaging command fills from the run's files and the
+experiment's evaluations; nothing here is a number of its own. Layout after Mitchell et al. (2019),
+"Model Cards for Model Reporting": what the model is and how to use it, training data and licences,
+training, results overall and by role and sentence length, the label set, and known limits.
+"""
+
+from __future__ import annotations
+
+SPLITS = (("dev", "Dev"), ("test", "Test"))
+#: SRL conditions of the experiment's evaluations, in the order of LISA's Table 1.
+CONDITIONS = (
+    ("predicted", "predicted predicates, own parse"),
+    ("external_parse", "predicted predicates, + D&M parse (injected)"),
+    ("gold_parse", "predicted predicates, + gold parse (injected)"),
+    ("gold_predicates", "gold predicates, own parse"),
+)
+#: Roles shown in the per-role table: the most frequent in the test data.
+TOP_ROLES = 16
+
+LIMITS = (
+    "Trained on web text only (the English Web Treebank: weblogs, newsgroups, e-mail, reviews, question "
+    "answers); news, fiction or speech transcripts will be labelled less well.",
+    "Unified PropBank frames of the propbank-release annotation: role numbering follows those frame files, and "
+    "predicate senses (rolesets) are not predicted. Scores are not comparable with CoNLL-2005 or CoNLL-2012 "
+    "results, which use other data, frames and splits.",
+    "Verbal and other predicates are found by the model itself; a missed predicate loses all its arguments.",
+    "A small model with 50-dimensional GloVe vectors, sized to train on a 2-core CPU: well below the published "
+    "numbers of the same architecture on CoNLL data.",
+    "English only; text is split into sentences and tokenised with the project's UD English-EWT tokeniser, "
+    "and its mistakes carry over to the frames.",
+)
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2 ** 20:.1f} MB"
+
+
+def _f(value) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _files(card: dict) -> list[str]:
+    files = card["files"]
+    return [f"- `1/`: SavedModel export, TensorFlow Serving layout ({_mb(files['export_bytes'])}); "
+            f"`model.keras`: the Keras model ({_mb(files['keras_bytes'])}); {card['parameters']:,} parameters.",
+            f"- Built from the run `{files['run']}` by `python -m lisa_tf package-model`."]
+
+
+def _training(card: dict) -> list[str]:
+    training = card["training"]
+    config = training["config"]
+    lines = ["## Training", "",
+             f"- Data: `{config['data']['train']}` (dev `{config['data']['dev']}`), format {config['data']['format']}.",
+             f"- {training['steps']:,} steps, {training['evaluations']} dev evaluations; best dev F1 "
+             f"{_f(training['best_dev_f1'])} at step {training['best_step']} (its weights are shipped); "
+             f"{_f(training['minutes'])} minutes of training as recorded by the run (2-core CPU).", "",
+             "| section | setting | value |", "|---|---|---|"]
+    for section in ("model", "train"):
+        for key, value in sorted(config[section].items()):
+            if value not in (None, "", [], {}):
+                lines.append(f"| {section} | {key} | {value} |")
+    return lines + [""]
+
+
+def _results(card: dict) -> list[str]:
+    evaluation = card["evaluation"]
+    lines = ["## Results", "",
+             "SRL precision / recall / F1 from the project's srl-eval (identical to `srl-eval.pl`), whole splits.", "",
+             "| condition | Dev P | Dev R | Dev F1 | Test P | Test R | Test F1 |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for key, name in CONDITIONS:
+        cells = []
+        for split, _ in SPLITS:
+            srl = evaluation.get(f"{split}.{key}", {}).get("srl")
+            cells += [_f(srl and srl["precision"]), _f(srl and srl["recall"]), _f(srl and srl["f1"])]
+        if any(cell != "–" for cell in cells):
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "| own predictions | Dev | Test |", "|---|---:|---:|"]
+    for metric, name in (("predicate_f1", "predicate detection F1"), ("pos", "POS accuracy (XPOS)"),
+                         ("uas", "UAS of its own parse"), ("las", "LAS of its own parse")):
+        values = [evaluation.get(f"{split}.predicted", {}).get("parsing", {}).get(metric) for split, _ in SPLITS]
+        if any(v is not None for v in values):
+            lines.append(f"| {name} | " + " | ".join(_f(v) for v in values) + " |")
+    parser = card.get("parser")
+    if parser:
+        for metric in ("uas", "las"):
+            values = [parser["evaluation"].get(f"{split}.parse", {}).get(metric) for split, _ in SPLITS]
+            lines.append(f"| {parser['name']} {metric.upper()} (the injected parse) | "
+                         + " | ".join(_f(v) for v in values) + " |")
+    lines += ["", "UAS/LAS exclude punctuation."]
+    return lines + [""]
+
+
+def _per_role(card: dict) -> list[str]:
+    roles = card["evaluation"].get("test.predicted", {}).get("srl", {}).get("per_role")
+    if not roles:
+        return []
+    frequent = sorted(roles.items(), key=lambda item: -(item[1]["correct"] + item[1]["missed"]))[:TOP_ROLES]
+    lines = ["## F1 per role", "", f"Test, predicted predicates, own parse; the {len(frequent)} most frequent roles.", "",
+             "| role | gold arguments | P | R | F1 |", "|---|---:|---:|---:|---:|"]
+    lines += [f"| {role} | {c['correct'] + c['missed']:,} | {_f(c['precision'])} | {_f(c['recall'])} | {_f(c['f1'])} |"
+              for role, c in frequent]
+    return lines + [""]
+
+
+def _by_length(card: dict) -> list[str]:
+    series = {name: card["evaluation"].get(f"{split}.predicted", {}).get("f1_by_length") for split, name in SPLITS}
+    series = {name: values for name, values in series.items() if values}
+    if not series:
+        return []
+    bins = list(next(iter(series.values())))
+    lines = ["## F1 by sentence length", "", "Predicted predicates, own parse; sentence length in tokens.", "",
+             "| split | " + " | ".join(bins) + " |", "|---|" + "---:|" * len(bins)]
+    lines += [f"| {name} | " + " | ".join(_f(values.get(b)) for b in bins) + " |" for name, values in series.items()]
+    return lines + [""]
+
+
+def _labels(card: dict) -> list[str]:
+    labels = card["labels"]
+    lines = ["## Label set", ""]
+    if labels["roles"]:
+        lines.append(f"- {len(labels['roles'])} semantic roles: " + ", ".join(labels["roles"]) + ".")
+    if labels["pos"]:
+        lines.append(f"- {len(labels['pos'])} POS tags (Penn Treebank XPOS).")
+    if labels["dep"]:
+        lines.append(f"- {len(labels['dep'])} dependency labels (Universal Dependencies): " + ", ".join(labels["dep"]) + ".")
+    return lines + [""]
+
+
+def _footer(card: dict, limits) -> list[str]:
+    lines = ["## Known limits", ""] + [f"- {limit}" for limit in limits] + ["", "## Data and licences", ""]
+    lines += [f"- {licence}." for licence in card["licences"]]
+    lines += ["", "## Rebuilding", "", "```", "./run_experiments.sh open --models lisa",
+              "python -m lisa_tf package-model", "```", ""]
+    return lines
+
+
+def srl_card_markdown(card: dict) -> str:
+    """The model card of a packaged SRL model."""
+    check = card["check"]
+    lines = [f"# Model card: {card['name']} semantic role labeller ({card['dataset']} data)", "",
+             f"{card['name']} trained on PropBank-EWT. It finds the predicates of each sentence and labels their "
+             "arguments (who did what to whom, when, where), with its own POS tags and dependency parse.", "",
+             "```", 'python -m lisa_tf predict "The cat sat on the mat."', "python -c 'import lisa_tf; "
+             'print(lisa_tf.load().predict("The cat sat on the mat."))\'',
+             "python -m lisa_tf serve            # TensorFlow Serving REST API and demo page on 127.0.0.1:8501",
+             "```", ""]
+    lines += _files(card) + [""] + _training(card) + _results(card) + _per_role(card) + _by_length(card)
+    lines += ["## Check of the shipped file", "",
+              f"F1 of `model.keras` on the first {check['sentences']} {check['split']} sentences ({check['condition']}): "
+              f"{_f(check['f1'])}. `tests/test_shipped_model.py` recomputes it.", ""]
+    return "\n".join(lines + _labels(card) + _footer(card, LIMITS))
+
+
+def parser_card_markdown(card: dict) -> str:
+    """The model card of the packaged dependency parser."""
+    lines = [f"# Model card: {card['name']} (Dozat & Manning biaffine dependency parser, {card['dataset']} data)", "",
+             "Parses tokenised English into UD dependency trees (heads, labels and POS tags). Its trees are the "
+             "parse LISA takes at test time in the \"+ D&M parse\" condition.", "",
+             "```", "python -m lisa_tf parse models/parser --input sentences.txt --out parsed.conllu",
+             "python -m lisa_tf predict --parse parsed.conllu", "```", ""]
+    lines += _files(card) + [""] + _training(card)
+    lines += ["## Results", "", "| split | POS | UAS | LAS | sentences/s |", "|---|---:|---:|---:|---:|"]
+    for split, name in SPLITS:
+        scores = card["evaluation"].get(f"{split}.parse")
+        if scores:
+            lines.append(f"| {name} | {_f(scores.get('pos'))} | {_f(scores['uas'])} | {_f(scores['las'])} | "
+                         f"{_f(scores.get('sentences_per_second'))} |")
+    lines += ["", "UAS/LAS exclude punctuation; trees are decoded as maximum spanning trees (one root, no cycle).", ""]
+    limits = (LIMITS[0], "A small parser (settings above) sized to train on a 2-core CPU, with XPOS rather than UPOS "
+                         "tags learnt jointly: below the published accuracy of the architecture.", LIMITS[4])
+    return "\n".join(lines + _labels(card) + _footer(card, limits))

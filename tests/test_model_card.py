@@ -1,0 +1,78 @@
+"""MODEL_CARD.md rendering: every figure lands in its own row and column (lisa_tf.model_card)."""
+
+from lisa_tf.model_card import parser_card_markdown, srl_card_markdown
+
+
+def _srl(p, r, f, roles=None):
+    return {"precision": p, "recall": r, "f1": f, **({"per_role": roles} if roles else {})}
+
+
+def _counts(correct, missed, f1):
+    return {"correct": correct, "excess": 1, "missed": missed, "precision": f1 + 1, "recall": f1 - 1, "f1": f1}
+
+
+def _card():
+    roles = {"ARG0": _counts(300, 100, 71.25), "ARG1": _counts(500, 200, 66.5), "ARGM-TMP": _counts(10, 5, 40.75)}
+    training = {"config": {"data": {"train": "data/propbank-ewt/train.gold_conll.gz",
+                                    "dev": "data/propbank-ewt/dev.gold_conll.gz", "format": "conll12"},
+                           "model": {"kind": "lisa", "num_layers": 6}, "train": {"max_steps": 2000}},
+                "steps": 2000, "best_step": 1500, "best_dev_f1": 55.55, "minutes": 14.3, "evaluations": 4}
+    return {
+        "kind": "srl", "name": "LISA", "dataset": "open", "training": training, "parameters": 1234567,
+        "labels": {"roles": ["ARG0", "ARG1", "ARGM-TMP"], "pos": ["DT", "NN"], "dep": ["nsubj", "root"]},
+        "evaluation": {
+            "dev.predicted": {"srl": _srl(51.11, 52.22, 51.66), "f1_by_length": {"0-10": 61.01, "11-20": 55.02},
+                              "parsing": {"predicate_f1": 90.01, "uas": 80.02, "las": 75.03, "pos": 93.04}},
+            "test.predicted": {"srl": _srl(53.11, 54.22, 53.66, roles), "f1_by_length": {"0-10": 62.01, "11-20": 56.02},
+                               "parsing": {"predicate_f1": 91.01, "uas": 81.02, "las": 76.03, "pos": 94.04}},
+            "dev.gold_parse": {"srl": _srl(60.1, 61.2, 60.65)},
+            "test.gold_parse": {"srl": _srl(62.1, 63.2, 62.65)},
+            "dev.external_parse": {"srl": _srl(55.1, 56.2, 55.65)},
+            "test.external_parse": {"srl": _srl(57.1, 58.2, 57.65)},
+            "dev.gold_predicates": {"srl": _srl(65.1, 66.2, 65.65)},
+        },
+        "parser": {"name": "D&M parser", "evaluation": {"dev.parse": {"uas": 86.11, "las": 82.22},
+                                                         "test.parse": {"uas": 86.33, "las": 82.44}}},
+        "licences": ["PropBank-EWT: CC BY-SA 4.0", "GloVe: PDDL"],
+        "files": {"export_bytes": 10 * 2 ** 20, "keras_bytes": 5 * 2 ** 20, "run": "results/open/runs/lisa"},
+        "check": {"split": "dev", "data": "x", "format": "conll12", "sentences": 200, "condition": "own parse", "f1": 49.87},
+    }
+
+
+def _row(markdown, start):
+    rows = [line for line in markdown.splitlines() if line.startswith(f"| {start} |")]
+    assert len(rows) == 1, (start, rows)
+    return [cell.strip() for cell in rows[0].strip("|").split("|")]
+
+
+def test_srl_card_puts_each_figure_in_its_row():
+    text = srl_card_markdown(_card())
+    assert _row(text, "predicted predicates, own parse")[1:] == ["51.11", "52.22", "51.66", "53.11", "54.22", "53.66"]
+    assert _row(text, "predicted predicates, + D&M parse (injected)")[1:] == ["55.10", "56.20", "55.65", "57.10",
+                                                                              "58.20", "57.65"]
+    assert _row(text, "predicted predicates, + gold parse (injected)")[3] == "60.65"
+    # a condition evaluated on dev only: the test cells say so
+    assert _row(text, "gold predicates, own parse")[1:] == ["65.10", "66.20", "65.65", "–", "–", "–"]
+    assert _row(text, "UAS of its own parse")[1:] == ["80.02", "81.02"]
+    assert _row(text, "D&M parser LAS (the injected parse)")[1:] == ["82.22", "82.44"]
+    assert _row(text, "Test")[1:] == ["62.01", "56.02"]  # F1 by length
+    # per-role rows ordered by gold frequency (correct + missed), with the count
+    roles = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ARG")]
+    assert roles == ["ARG1", "ARG0", "ARGM-TMP"]
+    assert _row(text, "ARG0")[1:] == ["400", "72.25", "70.25", "71.25"]
+    assert "2,000 steps" in text and "best dev F1 55.55 at step 1500" in text and "14.30 minutes" in text
+    assert "first 200 dev sentences" in text and "49.87" in text
+    assert "1,234,567 parameters" in text and "(10.0 MB)" in text
+    assert "3 semantic roles: ARG0, ARG1, ARGM-TMP." in text
+    assert "- GloVe: PDDL." in text and "not comparable with CoNLL-2005" in text
+    assert "| model | num_layers | 6 |" in text
+
+
+def test_parser_card_rows():
+    card = _card()
+    card.update(kind="parser", name="D&M parser", evaluation={"dev.parse": {"uas": 86.11, "las": 82.22, "pos": 94.5,
+                                                                            "sentences_per_second": 150.0}})
+    text = parser_card_markdown(card)
+    assert _row(text, "Dev")[1:] == ["94.50", "86.11", "82.22", "150.00"]
+    assert "| Test |" not in text  # not evaluated: no row
+    assert "2 dependency labels (Universal Dependencies): nsubj, root." in text
