@@ -302,7 +302,7 @@ def paste_conllu(driver, text: str) -> None:
 
 def test_pasted_conllu_is_drawn_as_with_parse_answers(server, browser, tmp_path, capsys):
     open_page(browser, server)
-    text, words, heads, relations = next(s for s in dev_sentences(30) if 12 <= len(s[1]))
+    text, words, heads, relations = next(s for s in dev_sentences(18) if 12 <= len(s[1]))
     paste_conllu(browser, text)
     press(browser, Keys.ENTER, hold=Keys.CONTROL)
     assert wait_for_answer(browser) == "done", browser.find_element(By.ID, "error").text
