@@ -9,8 +9,9 @@ made no request to another host and logged no console error. A full-page screens
 written under the test's ``tmp_path`` (and copied to ``benchmarks/out/``); the page-load and
 first-answer times are printed, not asserted.
 
-Skips, with the reason, when ``/usr/bin/chromium`` or ``/usr/bin/chromedriver`` is missing
-(``apt-get install chromium chromium-driver``; ``.ci/run`` installs them).
+The browser tests skip, with the reason, when ``/usr/bin/chromium`` or ``/usr/bin/chromedriver`` is
+missing (``apt-get install chromium chromium-driver``; ``.ci/run`` installs them); nothing is installed
+here.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import pathlib
 import re
 import shutil
 import time
-import urllib.error
 import urllib.request
 
 import pytest
@@ -29,17 +29,13 @@ import pytest
 from data_pipeline.readers.conllu import conllu_blocks
 from data_pipeline.spans import bio_to_spans
 from tests.conftest import DATA, ROOT
+from tests.export import rest_cases
 
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
 CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
 MODEL = "srl"
 SENTENCE = "The cat sat on the mat, and Mr. Smith didn't agree with them yesterday."
 WAIT_SECONDS = 60
-
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
-    reason=f"needs Debian's Chromium and its driver ({CHROMIUM}, {CHROMEDRIVER}); install them with "
-           "`apt-get install chromium chromium-driver` (.ci/run does)")
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (requirements.txt)")
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
@@ -77,9 +73,13 @@ def server(lisa_export):
 
 @pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium keeping its console and network logs."""
+    """Headless Chromium keeping its console and network logs (the tests using it skip without it)."""
     from selenium.webdriver.chrome.service import Service
 
+    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
+    if missing:
+        pytest.skip(f"needs Debian's Chromium and its driver; {', '.join(missing)} not found (install them with "
+                    "`apt-get install chromium chromium-driver`; .ci/run does)")
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -93,13 +93,7 @@ def browser():
 
 def predict(server, body: dict) -> tuple[int, dict]:
     """POST ``body`` to the model's ``:predict``; the status and the JSON answer."""
-    request = urllib.request.Request(f"{server.url}/v1/models/{MODEL}:predict", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+    return rest_cases.request(server.url, "POST", f"/v1/models/{MODEL}:predict", body, timeout=WAIT_SECONDS)
 
 
 def frames_of(predictions, spans_of) -> dict:
@@ -228,9 +222,8 @@ def test_page_is_one_html_file_naming_the_model(server):
         assert f'<meta name="model-name" content="{MODEL}">' in page
         assert re.findall(r'(?:src|href)="([^"]*)"', page) == ["data:,"]  # no asset loaded from anywhere
         assert not re.search(r"https?://", page.replace('"http://www.w3.org/2000/svg"', ""))
-    with pytest.raises(urllib.error.HTTPError) as refused:  # only GET/HEAD answer the page
-        urllib.request.urlopen(urllib.request.Request(server.url + "/", data=b"{}"), timeout=WAIT_SECONDS)
-    assert refused.value.code == 404 and "error" in json.loads(refused.value.read())
+    status, answer = rest_cases.request(server.url, "POST", "/", {})  # only GET and HEAD answer the page
+    assert status == 404 and "Malformed request" in answer["error"]
 
 
 def test_text_signature_returns_the_models_own_parse(lisa_export):
