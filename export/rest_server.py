@@ -15,6 +15,8 @@ so nothing here knows which model it serves.
 Endpoints (paths are matched case-insensitively, as TensorFlow Serving does):
 
 =====================================================  =============================================
+``GET  /`` (or ``/index.html``)                          the demo page (:mod:`export.demo`): HTML that
+                                                        labels sentences through this API
 ``GET  /v1/models/NAME[/versions/V]``                   model status (``GetModelStatusResponse``)
 ``GET  /v1/models/NAME[/versions/V]/metadata``          signature defs (``GetModelMetadataResponse``)
 ``POST /v1/models/NAME[/versions/V]:predict``           row (``instances`` -> ``predictions``) or
@@ -78,6 +80,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from data_pipeline.errors import UserError
 from export.batching import Batcher, BatchingParameters
+from export.demo import PAGE_PATHS, demo_page
 from export.model_versions import ModelVersion, VersionManager
 from export.request_limits import RequestLimits, check_request, graph_error_message
 from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError, Signature,
@@ -271,6 +274,7 @@ class RestApp:
         self.executor = executor
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
+        self.page = demo_page(service.model_name)
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         """ASGI entry point (``http`` scopes; uvicorn runs with the lifespan protocol off)."""
@@ -278,15 +282,19 @@ class RestApp:
             return
         method = scope["method"]
         close = False
+        headers = [(b"content-type", b"application/json")]
         try:
             body = await self._read_body(scope, receive)
-            status, data = await asyncio.get_running_loop().run_in_executor(
-                self.executor, self.answer, method, scope["path"], body)
+            if method in ("GET", "HEAD") and scope["path"] in PAGE_PATHS:
+                (data, headers), status = self.page, 200
+            else:
+                status, data = await asyncio.get_running_loop().run_in_executor(
+                    self.executor, self.answer, method, scope["path"], body)
         except _Disconnected:
             return
         except RestError as error:  # refused while reading: the rest of the body is not read
             status, data, close = error.status, error_body(error.message), True
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+        headers = headers + [(b"content-length", str(len(data)).encode())]
         if close:
             headers.append((b"connection", b"close"))
         await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -27,6 +27,8 @@ Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
     of any predicate): ``argument_roles`` string [B, P, S], ``argument_token_starts``/``_ends``
     int32 (token span, end exclusive), ``argument_starts``/``_ends`` int32 (character span),
     ``argument_scores`` float32 (mean probability of the span's tags); −1 / ``""`` / 0 on padding;
+    models that use syntax (LISA) add their own parse: ``heads`` int32 [B, T] (1-based, 0 = root,
+    −1 pad) and ``dep_labels`` string [B, T];
 
   the token signatures' outputs ``predicate_flags`` int32 [B, T], ``pos`` string [B, T], ``heads`` int32 [B, T] (1-based,
   0 = root), ``dep_labels`` string [B, T], ``predicate_positions`` int32 [B, P] (−1 pad),
@@ -216,6 +218,8 @@ def serving_functions(model, names: LabelNames) -> dict:
         }
         if "pos" in out:
             answer["pos"] = out["pos"]
+        if uses_syntax:  # the model's own parse (the syntax head), e.g. to draw it beside the spans
+            answer.update({key: out[key] for key in ("heads", "dep_labels") if key in out})
         return answer
 
     tokens_spec = tf.TensorSpec([None, None], tf.string, name="tokens")

@@ -13,8 +13,8 @@ for more), and the directory is polled every ``--file_system_poll_wait_seconds``
 which replace the old once loaded; a version that fails to load is logged once and skipped. Requests
 without ``/versions/V`` use the highest available. Limits (request size, tokens, connections,
 deadlines) are flags too; over a limit the answer is a 400/408/413/503 naming it. When the server is
-ready it prints one line with its URL (with the chosen port when ``--rest_api_port 0`` asks for a
-free one); it stops on Ctrl-C or SIGTERM. ``--enable_batching`` (or ``--batching_parameters_file``)
+ready it prints its URL (with the chosen port when ``--rest_api_port 0`` asks for a free one) and
+the URL of the demo page it answers at ``/`` (:mod:`export.demo`); it stops on Ctrl-C or SIGTERM. ``--enable_batching`` (or ``--batching_parameters_file``)
 joins concurrent requests into shared model calls (:mod:`export.batching`).
 """
 
@@ -150,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         print(f"gRPC API at {grpc_server.target}", flush=True)
     print(f"REST API at {server.url}/v1/models/{service.model_name}", flush=True)
+    print(f"demo page at {server.url}/", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -1,0 +1,354 @@
+"""The demo page at ``/`` in a real headless browser: Debian's ``chromium`` driven by Selenium through
+``chromedriver``, against the REST server serving a tiny trained LISA export.
+
+What the browser shows is compared with what the REST API answers for the same input, fetched here
+directly with urllib: the spans of each predicate's row (role and token range, read from the
+``data-role``/``data-start``/``data-end`` attributes of the span elements) and the parse arcs
+(``data-dep``/``data-head``/``data-label``). Input goes in by keyboard. Every test checks the browser
+made no request to another host and logged no console error. A full-page screenshot of each path is
+written under the test's ``tmp_path`` (and copied to ``benchmarks/out/``); the page-load and
+first-answer times are printed, not asserted.
+
+The browser tests skip, with the reason, when ``/usr/bin/chromium`` or ``/usr/bin/chromedriver`` is
+missing (``apt-get install chromium chromium-driver``; ``.ci/run`` installs them); nothing is installed
+here.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import pathlib
+import re
+import shutil
+import time
+import urllib.request
+
+import pytest
+
+from data_pipeline.readers.conllu import conllu_blocks
+from data_pipeline.spans import bio_to_spans
+from tests.conftest import DATA, ROOT
+from tests.export import rest_cases
+
+CHROMIUM = pathlib.Path("/usr/bin/chromium")
+CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
+MODEL = "srl"
+SENTENCE = "The cat sat on the mat, and Mr. Smith didn't agree with them yesterday."
+WAIT_SECONDS = 60
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (requirements.txt)")
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+# The page's state, read in the browser: per sentence its tokens, each predicate row's spans, its arcs.
+SHOWN = """
+return [...document.querySelectorAll("#results .sentence")].map((sentence) => ({
+  tokens: [...sentence.querySelectorAll(".word .tok")].map((cell) => cell.firstChild.textContent),
+  frames: Object.fromEntries([...sentence.querySelectorAll(".frame")].map((frame) => [frame.dataset.predicate,
+    [...frame.querySelectorAll("[data-role]")].map((span) => [span.dataset.role, +span.dataset.start, +span.dataset.end])])),
+  arcs: [...sentence.querySelectorAll("svg .arc")].map((arc) => [+arc.dataset.dep, +arc.dataset.head, arc.dataset.label]),
+}));
+"""
+
+
+# --------------------------------------------------------------------------------------------------
+# the server, the browser and the REST answers fetched directly
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server(lisa_export):
+    """The REST server on 127.0.0.1 (a free port), serving the tiny LISA export as ``srl``."""
+    from export.rest_server import make_server
+
+    _, export = lisa_export
+    rest = make_server(MODEL, export.parent, port=0, poll_seconds=0, warn=lambda message: None)
+    rest.start_in_thread()
+    yield rest
+    rest.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium keeping its console and network logs (the tests using it skip without it)."""
+    from selenium.webdriver.chrome.service import Service
+
+    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
+    if missing:
+        pytest.skip(f"needs Debian's Chromium and its driver; {', '.join(missing)} not found (install them with "
+                    "`apt-get install chromium chromium-driver`; .ci/run does)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1280,900", "--no-first-run", "--disable-extensions"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    yield driver
+    driver.quit()
+
+
+def predict(server, body: dict) -> tuple[int, dict]:
+    """POST ``body`` to the model's ``:predict``; the status and the JSON answer."""
+    return rest_cases.request(server.url, "POST", f"/v1/models/{MODEL}:predict", body, timeout=WAIT_SECONDS)
+
+
+def frames_of(predictions, spans_of) -> dict:
+    """``{predicate position: sorted (role, start, end)}``: each predicate's arguments from
+    ``spans_of(p)``, and the predicate itself as ``V``."""
+    return {str(position): sorted(spans_of(p) + [("V", position, position + 1)])
+            for p, position in enumerate(predictions["predicate_positions"]) if position >= 0}
+
+
+def text_frames(prediction) -> dict:
+    """The frames of a ``text`` answer (argument spans as the signature gives them)."""
+    def spans(p):
+        roles = prediction["argument_roles"][p]
+        return [(role, prediction["argument_token_starts"][p][k], prediction["argument_token_ends"][p][k])
+                for k, role in enumerate(roles) if role]
+    return frames_of(prediction, spans)
+
+
+def tag_frames(prediction, length: int) -> dict:
+    """The frames of a ``with_parse`` answer: its BIO tags read with the project's span reader."""
+    def spans(p):
+        return [(s.label, s.start, s.end + 1) for s in bio_to_spans(prediction["srl_tags"][p][:length])
+                if s.label not in ("V", "C-V")]
+    return frames_of(prediction, spans)
+
+
+def shown(driver) -> list[dict]:
+    return [{**s, "frames": {key: sorted(map(tuple, spans)) for key, spans in s["frames"].items()},
+             "arcs": sorted(map(tuple, s["arcs"]))} for s in driver.execute_script(SHOWN)]
+
+
+# --------------------------------------------------------------------------------------------------
+# browser helpers: loading, waiting, keyboard, logs, screenshots
+# --------------------------------------------------------------------------------------------------
+
+
+def open_page(driver, server) -> dict:
+    """Load ``/`` and wait for the model's metadata; the navigation timing (ms)."""
+    driver.get_log("browser"), driver.get_log("performance")  # start every test with empty logs
+    driver.get(server.url + "/")
+    WebDriverWait(driver, WAIT_SECONDS).until(lambda d: d.find_element(By.ID, "model-info").text)
+    return driver.execute_script("return performance.getEntriesByType('navigation')[0].toJSON()")
+
+
+def wait_for_answer(driver) -> str:
+    """Wait until the results region says ``done`` or ``error``; that state."""
+    WebDriverWait(driver, WAIT_SECONDS).until(
+        lambda d: d.find_element(By.ID, "results").get_attribute("data-state") in ("done", "error"))
+    return driver.find_element(By.ID, "results").get_attribute("data-state")
+
+
+def press(driver, *keys, hold: str = "") -> None:
+    """Type ``keys`` on the focused element, as a keyboard does (with ``hold``, e.g. Ctrl, held down)."""
+    actions = ActionChains(driver)
+    if hold:
+        actions.key_down(hold)
+    actions.send_keys(*keys)
+    if hold:
+        actions.key_up(hold)
+    actions.perform()
+
+
+def focused_id(driver) -> str:
+    return driver.execute_script("return document.activeElement.id || document.activeElement.tagName.toLowerCase()")
+
+
+def console_errors(driver) -> list[dict]:
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def requested_urls(driver) -> list[str]:
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def assert_only_own_requests(driver, server, *expected_paths: str) -> None:
+    urls = requested_urls(driver)
+    for path in expected_paths:
+        assert server.url + path in urls, (path, urls)
+    others = [url for url in urls if not url.startswith(server.url + "/") and not url.startswith("data:")]
+    assert not others, others
+
+
+def screenshot(driver, tmp_path: pathlib.Path, name: str, capsys) -> pathlib.Path:
+    """A full-page PNG under ``tmp_path``, copied to ``benchmarks/out/`` (git-ignored); prints its path."""
+    width, height = driver.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
+    path = tmp_path / name
+    path.write_bytes(base64.b64decode(shot["data"]))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = ROOT / "benchmarks" / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copy(path, out / name)
+    with capsys.disabled():
+        print(f"\nscreenshot: {path} (copied to {out / name})")
+    return path
+
+
+def dev_sentences(max_words: int):
+    """Real sentences of the shipped EWT dev split: (CoNLL-U text as pasted, words, heads, relations)."""
+    for block, sentence in conllu_blocks(DATA / "propbank-ewt" / "dev.conllu.gz"):
+        if len(sentence.words) <= max_words:
+            text = "".join(line + "\n" for line in block.comments) + "".join("\t".join(row) + "\n" for row in block.rows)
+            yield text, list(sentence.words), list(sentence.heads), list(sentence.dep_labels)
+
+
+# --------------------------------------------------------------------------------------------------
+# tests
+# --------------------------------------------------------------------------------------------------
+
+
+def test_page_is_one_html_file_naming_the_model(server):
+    for path in ("/", "/index.html"):
+        with urllib.request.urlopen(server.url + path, timeout=WAIT_SECONDS) as response:
+            assert response.status == 200
+            assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+            assert "connect-src 'self'" in response.headers["Content-Security-Policy"]
+            page = response.read().decode("utf-8")
+        assert f'<meta name="model-name" content="{MODEL}">' in page
+        assert re.findall(r'(?:src|href)="([^"]*)"', page) == ["data:,"]  # no asset loaded from anywhere
+        assert not re.search(r"https?://", page.replace('"http://www.w3.org/2000/svg"', ""))
+    status, answer = rest_cases.request(server.url, "POST", "/", {})  # only GET and HEAD answer the page
+    assert status == 404 and "Malformed request" in answer["error"]
+
+
+def test_text_signature_returns_the_models_own_parse(lisa_export):
+    """``text`` answers the heads and labels ``serving_default`` gives for the same tokens."""
+    import tensorflow as tf
+
+    _, export = lisa_export
+    loaded = tf.saved_model.load(str(export))
+    by_text = {k: v.numpy() for k, v in loaded.signatures["text"](text=tf.constant([SENTENCE, "The cat sat."])).items()}
+    by_tokens = {k: v.numpy() for k, v in loaded.signatures["serving_default"](tokens=tf.constant(by_text["tokens"])).items()}
+    assert by_text["heads"].tolist() == by_tokens["heads"].tolist()
+    assert by_text["dep_labels"].tolist() == by_tokens["dep_labels"].tolist()
+    assert by_text["heads"][1, 4:].tolist() == [-1] * (by_text["heads"].shape[1] - 4)  # padding
+
+
+def test_typed_sentence_is_drawn_as_the_text_signature_answers(server, browser, tmp_path, capsys):
+    timing = open_page(browser, server)
+    assert browser.find_element(By.ID, "model-name").text == MODEL
+    # every control is reachable with Tab from the page's start, and the focused one is outlined
+    order = []
+    for _ in range(4):
+        press(browser, Keys.TAB)
+        order.append(focused_id(browser))
+        outline = browser.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
+        assert outline not in ("", "none"), (order[-1], outline)
+    assert order == ["parse-model", "text", "label", "summary"], order
+    press(browser, Keys.TAB, Keys.TAB, hold=Keys.SHIFT)  # back to the text box
+    assert focused_id(browser) == "text"
+    assert browser.find_element(By.ID, "results").get_attribute("aria-live") == "polite"
+
+    press(browser, SENTENCE)
+    started = time.perf_counter()
+    press(browser, Keys.ENTER)
+    assert wait_for_answer(browser) == "done", browser.find_element(By.ID, "error").text
+    answered = time.perf_counter() - started
+
+    status, expected = predict(server, {"signature_name": "text", "instances": [{"text": SENTENCE}]})
+    assert status == 200, expected
+    [prediction] = expected["predictions"]
+    [sentence] = shown(browser)
+    length = prediction["lengths"]
+    assert sentence["tokens"] == prediction["tokens"][:length]
+    assert sentence["frames"] == text_frames(prediction)
+    assert sentence["frames"], "the tiny model should find a predicate here, or this test shows little"
+    assert sentence["arcs"] == sorted((i + 1, head, label) for i, (head, label) in
+                                      enumerate(zip(prediction["heads"][:length], prediction["dep_labels"][:length])))
+    assert json.loads(browser.find_element(By.ID, "json").get_attribute("textContent")) == expected
+
+    assert_only_own_requests(browser, server, "/", f"/v1/models/{MODEL}/metadata", f"/v1/models/{MODEL}:predict")
+    assert console_errors(browser) == []
+    screenshot(browser, tmp_path, "demo.png", capsys)
+    with capsys.disabled():
+        print(f"page load: {timing['loadEventEnd'] - timing['startTime']:.0f} ms (DOMContentLoaded "
+              f"{timing['domContentLoadedEventEnd'] - timing['startTime']:.0f} ms); first answer: "
+              f"{answered * 1000:.0f} ms from Enter to drawn frames (in-page fetch to drawn: "
+              f"{browser.find_element(By.ID, 'results').get_attribute('data-ms')} ms)")
+
+
+def paste_conllu(driver, text: str) -> None:
+    """Switch to the pasted parse with the keyboard and put ``text`` in its box as a paste would."""
+    driver.find_element(By.ID, "parse-model").send_keys(Keys.ARROW_RIGHT)
+    assert driver.find_element(By.ID, "parse-conllu").is_selected()
+    box = driver.find_element(By.ID, "conllu")
+    assert box.is_displayed() and not driver.find_element(By.ID, "text").is_displayed()
+    press(driver, Keys.TAB)
+    assert focused_id(driver) == "conllu"
+    driver.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'));", box, text)
+
+
+def test_pasted_conllu_is_drawn_as_with_parse_answers(server, browser, tmp_path, capsys):
+    open_page(browser, server)
+    text, words, heads, relations = next(s for s in dev_sentences(18) if 12 <= len(s[1]))
+    paste_conllu(browser, text)
+    press(browser, Keys.ENTER, hold=Keys.CONTROL)
+    assert wait_for_answer(browser) == "done", browser.find_element(By.ID, "error").text
+
+    status, expected = predict(server, {"signature_name": "with_parse",
+                                        "instances": [{"tokens": words, "parse_heads": heads}]})
+    assert status == 200, expected
+    [prediction] = expected["predictions"]
+    [sentence] = shown(browser)
+    assert sentence["tokens"] == words
+    assert sentence["frames"] == tag_frames(prediction, len(words))
+    assert sentence["frames"], "the tiny model should find a predicate here, or this test shows little"
+    assert sentence["arcs"] == sorted((i + 1, head, label) for i, (head, label) in enumerate(zip(heads, relations)))
+    assert json.loads(browser.find_element(By.ID, "json").get_attribute("textContent")) == expected
+
+    assert_only_own_requests(browser, server, f"/v1/models/{MODEL}:predict")
+    assert console_errors(browser) == []
+    screenshot(browser, tmp_path, "demo_conllu.png", capsys)
+
+
+@pytest.mark.parametrize("breakage, message", [
+    (lambda row: row[:6] + ["x"] + row[7:], "HEAD (column 7) of word 3 is \"x\""),
+    (lambda row: row[:5], "expected 10 tab-separated columns, found 5"),
+])
+def test_malformed_conllu_names_the_line(server, browser, breakage, message):
+    open_page(browser, server)
+    text, *_ = next(dev_sentences(30))
+    lines = text.splitlines()
+    word_lines = [i for i, line in enumerate(lines) if line.split("\t")[0] == "3"]
+    lines[word_lines[0]] = "\t".join(breakage(lines[word_lines[0]].split("\t")))
+    paste_conllu(browser, "\n".join(lines) + "\n")
+    press(browser, Keys.ENTER, hold=Keys.CONTROL)
+    assert wait_for_answer(browser) == "error"
+    shown_error = browser.find_element(By.ID, "error").text
+    assert f"CoNLL-U line {word_lines[0] + 1}: " in shown_error and message in shown_error, shown_error
+    assert not any(":predict" in url for url in requested_urls(browser))  # refused before any request
+    assert console_errors(browser) == []
+
+
+def test_server_error_is_shown_as_text(server, browser, lisa_export):
+    """A sentence over the export's token limit: the server's 400 ``{"error": ...}`` message is shown."""
+    _, export = lisa_export
+    longest = json.loads((export / "assets" / "vocab_info.json").read_text())["longest_sentence"]
+    open_page(browser, server)
+    text, words, heads, _ = next(s for s in dev_sentences(1000) if len(s[1]) > longest)
+    status, expected = predict(server, {"signature_name": "with_parse",
+                                        "instances": [{"tokens": words, "parse_heads": heads}]})
+    assert status == 400 and "max_tokens_per_sentence" in expected["error"]
+    paste_conllu(browser, text)
+    press(browser, Keys.ENTER, hold=Keys.CONTROL)
+    assert wait_for_answer(browser) == "error"
+    assert browser.find_element(By.ID, "error").text == f"The server answered 400: {expected['error']}"
+    assert browser.find_element(By.ID, "results").text == ""
+    # the only console error is Chromium's note of the refused request itself
+    errors = console_errors(browser)
+    assert len(errors) == 1 and "status of 400" in errors[0]["message"], errors
