@@ -15,7 +15,7 @@ from lisa_tf.decoding.head_indices import to_conllu
 from lisa_tf.decoding.mst import decode_tree, is_tree, self_loop_scores
 
 
-def _projective(heads) -> bool:
+def is_projective(heads) -> bool:
     """1-based heads (0 = root node at position 0): every token strictly between a head and its
     dependent descends from that head."""
     nodes = [0] + list(heads)
@@ -33,15 +33,15 @@ def _projective(heads) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _projective_trees(n: int) -> np.ndarray:
+def projective_trees_of(n: int) -> np.ndarray:
     """Every projective tree of ``n`` tokens with one root dependent, as 1-based heads ``[K, n]``."""
-    trees = [heads for heads in itertools.product(range(n + 1), repeat=n) if is_tree(heads) and _projective(heads)]
+    trees = [heads for heads in itertools.product(range(n + 1), repeat=n) if is_tree(heads) and is_projective(heads)]
     return np.array(trees, dtype=np.int64)
 
 
 def _brute_force(scores: np.ndarray, n: int) -> np.ndarray:
     """The best projective one-root tree of the ``[T, T]`` self-loop ``scores`` cut to ``n`` tokens."""
-    trees = _projective_trees(n)
+    trees = projective_trees_of(n)
     tokens = np.arange(n)
     columns = np.where(trees == 0, tokens, trees - 1)  # self-loop columns: the root is the diagonal
     totals = scores[tokens, columns].sum(axis=1)
@@ -95,7 +95,7 @@ def test_equals_chu_liu_edmonds_when_that_tree_is_projective(seed):
     for b, n in enumerate(lengths):
         assert is_tree(decoded[b])
         mst = [int(h) for h in decode_tree(self_loop_scores(scores[b], n))[1:]]
-        if _projective(mst):
+        if is_projective(mst):
             projective += 1
             assert decoded[b] == mst
         else:  # the best tree crosses arcs: the projective one is another, scoring less
