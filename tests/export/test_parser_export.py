@@ -92,6 +92,10 @@ def test_text_signature_tokenises_and_parses(parser_export):
         assert (out["token_starts"][b, n:] == -1).all()
         sentences.append(Sentence(words=[t.text for t in tokens]))
     _assert_like_numpy_path(model, out, sentences)
+    for name in ("serving_default", "text"):  # core TensorFlow only: no Python, no TF Text ops
+        graph = loaded.signatures[name].graph.as_graph_def()
+        ops = {n.op for n in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
+        assert all(hasattr(tf.raw_ops, op) for op in ops) and not ops & {"PyFunc", "EagerPyFunc", "PyFuncStateless"}
 
 
 def test_served_over_rest(parser_export):
@@ -140,3 +144,14 @@ def test_parse_command_refuses_other_exports_and_greedy(parser_export, tiny_mode
     assert "not a dependency parser's export" in capsys.readouterr().err
     assert main(["parse", str(export), "--input", str(tmp_path / "tokens.txt"), "--tokenized", "--greedy"]) != 0
     assert "--greedy" in capsys.readouterr().err
+
+
+def test_predict_names_the_parse_command(parser_export):
+    """``lisa_tf.load`` (``predict``) labels semantic roles: a parser run or export is refused by name."""
+    import lisa_tf
+    from lisa_tf.predictor import ParserModelError
+
+    _, export, _ = parser_export
+    for path in (export, export.parent.parent / "run"):
+        with pytest.raises(ParserModelError, match=r"a dependency parser .*`python -m lisa_tf parse "):
+            lisa_tf.load(path)
