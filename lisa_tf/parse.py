@@ -4,9 +4,9 @@
 every (dependent, head) pair in-graph, and decodes each sentence on the CPU with
 :func:`lisa_tf.decoding.mst.decode_tree` (a tree: one root, no cycle); each token's label is the best
 label for its chosen head. :func:`parse_with_export` parses with a parser's SavedModel export instead
-(:mod:`export.saved_model`: Eisner's projective trees, decoded in-graph). :func:`conllu_lines` writes the result in CoNLL-U, which is what LISA takes
-with ``--parse`` (only the HEAD column matters there). :func:`parse_scores` gives the dev scores the
-training loop records for a parser run.
+(:mod:`export.saved_model`: Eisner's projective trees, decoded in-graph). :func:`conllu_lines` writes
+the result in CoNLL-U, which is what LISA takes with ``--parse`` (only the HEAD column matters there).
+:func:`parse_scores` gives the dev scores the training loop records for a parser run.
 """
 
 from __future__ import annotations

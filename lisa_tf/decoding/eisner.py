@@ -5,8 +5,8 @@ the graph, so a SavedModel cannot use it. :func:`eisner_heads` finds the best *p
 (no two arcs cross when drawn above the sentence) in-graph, for a batch of sentences of different
 lengths: every token gets exactly one head, exactly one token is attached to the root, and there is
 no cycle. It runs inside any ``tf.function``, and so in an exported serving signature (no
-``py_function``). The parser's trees on English are almost all projective; on a sentence whose best
-tree is not, the projective decoder returns the best projective tree instead.
+``py_function``). Most trees of English treebanks are projective; on a sentence whose best tree is
+not, the projective decoder returns the best projective tree instead.
 
 Scores are those of the parser's output, in LISA's self-loop convention
 (:mod:`lisa_tf.decoding.head_indices`): ``S[d, h]`` (0-based tokens) scores the arc head ``h`` →
@@ -14,7 +14,7 @@ dependent ``d``, and the diagonal ``S[d, d]`` scores ``d`` attaching to the root
 ``arc_log_probs``; :func:`lisa_tf.decoding.mst.self_loop_scores` is the same reading). A tree's
 score is the sum of its arcs' scores.
 
-Chart (Eisner 1996; the notation of McDonald et al. 2005, §2.2.1), over the tokens ``0..n-1`` only,
+Chart (Eisner 1996, in the notation of McDonald et al. 2005), over the tokens ``0..n-1`` only,
 for spans ``i ≤ j``: complete spans ``C→[i, j]`` (head ``i``, its dependents reach ``j``) and
 ``C←[i, j]`` (head ``j``, reaching back to ``i``); incomplete spans ``I→[i, j]`` and ``I←[i, j]``
 (the arc ``i → j``, resp. ``j → i``, with the tokens between still to attach)::
@@ -25,9 +25,9 @@ for spans ``i ≤ j``: complete spans ``C→[i, j]`` (head ``i``, its dependents
     C→[i, j] = max_{i < k ≤ j} (I→[i, k] + C→[k, j])
     C←[i, j] = max_{i ≤ k < j} (C←[i, k] + I←[k, j])
 
-The root takes exactly one dependent ``r``, whose left and right subtrees span the whole sentence
-(Zmigrod et al. 2020, §4, for the constraint in Eisner's algorithm; no penalty is added to the root
-arcs, so nothing is lost to float rounding)::
+The root takes exactly one dependent ``r``, whose left and right complete spans cover the whole
+sentence (the root constraint of Zmigrod et al. 2020, built into the chart's last step instead of a
+penalty on the root arcs, so nothing is lost to float rounding)::
 
     best = max_{0 ≤ r < n} (S[r, r] + C←[0, r] + C→[r, n-1])
 
@@ -39,17 +39,17 @@ answer from ``C←[0, r]`` and ``C→[r, n-1]``, spans that never reach the padd
 
 The tree is read off the gradient of ``best`` with respect to ``S``: a max over a dynamic programme
 is piecewise linear in the scores, and its (sub)gradient is the indicator of the arcs of the best tree
-(Eisner 2016, "Inside-Outside and Forward-Backward Algorithms Are Just Backprop", §5 for the max
-semiring). Every max takes the value at its ``argmax`` (one split, the first on a tie), so exactly one
-tree's arcs receive 1 and every other score 0, and the head of ``d`` is the argmax of row ``d`` of the
-gradient. This needs no backpointer tables and no batched stack walk: the backward pass of the same
+(Eisner 2016 shows the inside algorithm's gradient; in the max semiring it is the best derivation's
+indicator). Every max takes the value at its ``argmax`` (one split, the first on a tie), so exactly
+one tree's arcs receive 1 and every other score 0, and the head of ``d`` is the argmax of row ``d`` of
+the gradient. This needs no backpointer tables and no batched stack walk: the backward pass of the same
 loop does the backtracking, and it is differentiable TensorFlow that a SavedModel stores as it is.
 The sums run in float64, as :func:`~lisa_tf.decoding.mst.decode_tree` does, so both decoders rank
 nearly tied trees alike.
 
 References:
     Eisner 1996, "Three New Probabilistic Models for Dependency Parsing: An Exploration", COLING.
-    McDonald, Crammer & Pereira 2005, "Online Large-Margin Training of Dependency Parsers", ACL, §2.2.
+    McDonald, Crammer & Pereira 2005, "Online Large-Margin Training of Dependency Parsers", ACL.
     Zmigrod, Vieira & Cotterell 2020, "Please Mind the Root: Decoding Arborescences for Dependency
     Parsing", EMNLP.
     Eisner 2016, "Inside-Outside and Forward-Backward Algorithms Are Just Backprop", SPNLP workshop.
@@ -80,7 +80,8 @@ def _tree_scores(scores, lengths):
         ends = starts + w  # j
         gather = lambda table, index: tf.gather(tf.reshape(table, [tf.shape(table)[0], -1]), index, axis=1)
         # Incomplete spans: C→[i, k] + C←[k+1, j] for k = i..j-1, then the arc between i and j.
-        split = _best_split(gather(right, flat(starts, starts + offsets)) + gather(left, flat(starts + offsets + 1, ends)))
+        split = _best_split(gather(right, flat(starts, starts + offsets))
+                            + gather(left, flat(starts + offsets + 1, ends)))
         inc_right = tf.linalg.set_diag(inc_right, split + gather(flat_scores, flat(ends, starts))[:, :, 0], k=w)
         inc_left = tf.linalg.set_diag(inc_left, split + gather(flat_scores, flat(starts, ends))[:, :, 0], k=w)
         # Complete spans: C→ splits at k = i+1..j, C← at k = i..j-1 (I[i, j] of this width is already in).
