@@ -7,9 +7,9 @@ frozen encoder in-graph, and a process serving it imports ``tensorflow_text``, a
 with) with its best weights (:func:`lisa_tf.runs.load_run`; ``export_model`` takes a loaded model) and
 writes a SavedModel with ``keras.export.ExportArchive``: the model's variables, its preprocessor (the
 same in-graph features as training: lower-casing, the word table, masks, predicate indicator, head
-convention), the Viterbi decoder, and the label-name tables read from ``assets/`` (``srl_labels.tsv``,
-``pos_tags.tsv``, ``dep_labels.tsv``, one ``entry<TAB>id`` per line). Only the signatures below are
-exported; Keras adds none of its own.
+convention), the Viterbi decoder (for the parser, Eisner's tree decoder), and the label-name tables
+read from ``assets/`` (``srl_labels.tsv``, ``pos_tags.tsv``, ``dep_labels.tsv``, one ``entry<TAB>id``
+per line). Only the signatures below are exported; Keras adds none of its own.
 
 Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
 
@@ -41,6 +41,18 @@ Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
   (:mod:`lisa_tf.models.predicate_identifier`) also finds predicates itself:
   ``find_predicates(tokens)`` answers like the sentence models' ``serving_default`` (without
   ``pos``/``heads``/``dep_labels``), and ``text(text)`` as below (without ``pos``).
+
+* the dependency parser (:mod:`lisa_tf.models.parser`): ``serving_default(tokens: string [B, T])``
+  padded with ``""``, ``sentences(sentences: string [B])`` split on whitespace in-graph, and
+  ``text(text: string [B])`` tokenised in-graph like the sentence models' ``text``; outputs ``heads``
+  int32 [B, T] (1-based CoNLL-U heads, 0 = root, −1 on padding), ``dep_labels`` string [B, T] (each
+  token's best label for its head), ``pos`` string [B, T] (the jointly predicted tags), ``lengths``
+  int32 [B]; ``text`` also ``tokens``, ``token_starts``/``token_ends`` as above. ``dep_labels`` or
+  ``pos`` is left out when the model has no such labels (unlabelled parsing, no tagger). The trees
+  are decoded in-graph with Eisner's projective algorithm (:func:`lisa_tf.decoding.eisner.eisner_heads`:
+  exactly one root dependent, no cycle); ``python -m lisa_tf parse`` with a run uses Chu-Liu-Edmonds
+  (:func:`lisa_tf.decoding.mst.decode_tree`), which also allows non-projective trees, so the two
+  agree wherever the best tree is projective.
 """
 
 from __future__ import annotations
@@ -137,7 +149,11 @@ def serving_functions(model, names: LabelNames) -> dict:
         safe = tf.maximum(positions, 0)
         tags = tf.gather(decoded["srl_tags"], safe, batch_dims=1)  # [B, P, T]
         probs = tf.gather(decoded["srl_tag_probs"], safe, batch_dims=1)  # [B, P, T]
-        out = per_predicate_outputs(batch, flags, positions, tags, probs)
+        return per_predicate_outputs(batch, flags, positions, tags, probs) | syntax_outputs(decoded, mask)
+
+    def syntax_outputs(decoded, mask):
+        """``pos``, ``heads`` (CoNLL-U) and ``dep_labels`` [B, T] of those the model decoded."""
+        out = {}
         if "pos" in decoded:
             out["pos"] = names(decoded["pos"], "pos", mask)
         if "heads" in decoded:
@@ -145,6 +161,17 @@ def serving_functions(model, names: LabelNames) -> dict:
         if "dep_labels" in decoded:
             out["dep_labels"] = names(decoded["dep_labels"], "dep", mask)
         return out
+
+    def parse(tokens):
+        """The dependency parser: each sentence's best projective tree (Eisner, in-graph), each token's
+        best label for its head, and its POS."""
+        batch = model.preprocessor({"tokens": tokens})
+        decoded = model.decode_scores(model.predict_scores(batch), batch, tree=True)
+        return {"lengths": batch["length"]} | syntax_outputs(decoded, batch["token_mask"])
+
+    def parse_text(spans):
+        """:func:`parse` of :func:`tokenized` raw sentences, with the tokens and their offsets."""
+        return spans | parse(spans["tokens"])
 
     def left_aligned(flags):
         """The token positions of each sentence's predicates, left-aligned into [B, P] (−1 padding)."""
@@ -185,10 +212,17 @@ def serving_functions(model, names: LabelNames) -> dict:
         words = tf.strings.split(tf.strings.strip(sentences))  # whitespace tokenisation, core ops
         return words.to_tensor(default_value="")
 
+    def tokenized(sentences):
+        """Raw sentences → ``tokens`` [B, T] and their character offsets ``token_starts``/``token_ends``."""
+        words, starts, ends = tokenize_tf(sentences)
+        return {"tokens": words.to_tensor(default_value=""),
+                "token_starts": tf.cast(starts.to_tensor(default_value=-1), tf.int32),
+                "token_ends": tf.cast(ends.to_tensor(default_value=-1), tf.int32)}
+
     def text(sentences):
         """Raw sentences → tokens with character offsets, and every predicate's argument spans."""
-        words, starts, ends = tokenize_tf(sentences)
-        tokens = words.to_tensor(default_value="")
+        answer = tokenized(sentences)
+        tokens, char_starts, char_ends = answer["tokens"], answer["token_starts"], answer["token_ends"]
         out = run(tokens) if layout == "sentence" else find_and_label(tokens)
         batch, predicates, time = tf.unstack(tf.shape(out["srl_tags"]))
         spans = bio_spans(tf.reshape(out["srl_tags"], [-1, time]), tf.reshape(out["srl_scores"], [-1, time]))
@@ -200,12 +234,7 @@ def serving_functions(model, names: LabelNames) -> dict:
         first = per_predicate(spans["start"], -1)
         last = per_predicate(spans["end"], 0) - 1
         valid = first >= 0
-        char_starts = tf.cast(starts.to_tensor(default_value=-1), tf.int32)
-        char_ends = tf.cast(ends.to_tensor(default_value=-1), tf.int32)
-        answer = {
-            "tokens": tokens,
-            "token_starts": char_starts,
-            "token_ends": char_ends,
+        answer.update({
             "lengths": out["lengths"],
             "predicate_flags": out["predicate_flags"],
             "predicate_positions": out["predicate_positions"],
@@ -215,7 +244,7 @@ def serving_functions(model, names: LabelNames) -> dict:
             "argument_starts": tf.where(valid, tf.gather(char_starts, tf.maximum(first, 0), batch_dims=1), -1),
             "argument_ends": tf.where(valid, tf.gather(char_ends, tf.maximum(last, 0), batch_dims=1), -1),
             "argument_scores": per_predicate(spans["score"], 0.0),
-        }
+        })
         if "pos" in out:
             answer["pos"] = out["pos"]
         if uses_syntax:  # the model's own parse (the syntax head), e.g. to draw it beside the spans
@@ -225,6 +254,12 @@ def serving_functions(model, names: LabelNames) -> dict:
     tokens_spec = tf.TensorSpec([None, None], tf.string, name="tokens")
     sentences_spec = tf.TensorSpec([None], tf.string, name="sentences")
     text_spec = tf.TensorSpec([None], tf.string, name="text")
+    if isinstance(model, DependencyParser):
+        return {
+            "serving_default": (parse, [tokens_spec]),
+            "sentences": (lambda sentences: parse(split(sentences)), [sentences_spec]),
+            "text": (lambda text: parse_text(tokenized(text)), [text_spec]),
+        }
     if layout == "predicate":
         index_spec = tf.TensorSpec([None], tf.int32, name="predicate_index")
         functions = {
@@ -246,10 +281,6 @@ def serving_functions(model, names: LabelNames) -> dict:
         functions["with_parse"] = (lambda tokens, parse_heads: run(tokens, parse_heads=parse_heads),
                                    [tokens_spec, heads_spec])
     return functions
-
-
-class NotExportableError(UserError):
-    """The model has no serving signatures (the dependency parser: its tree decoding runs in NumPy)."""
 
 
 class ExportError(UserError):
@@ -274,13 +305,8 @@ def check_export_dir(out_dir: str | os.PathLike) -> pathlib.Path:
 
 
 def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
-    """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, float32) as a SavedModel to ``out_dir``
-    (new or empty: :func:`check_export_dir`)."""
-    if isinstance(model, DependencyParser):
-        raise NotExportableError(
-            "a dependency parser run is not exported: its maximum-spanning-tree decoding runs in NumPy, "
-            "outside the graph; parse with `python -m lisa_tf parse RUN --input FILE`"
-        )
+    """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, the dependency parser included;
+    float32) as a SavedModel to ``out_dir`` (new or empty: :func:`check_export_dir`)."""
     out_dir = check_export_dir(out_dir)
     with tempfile.TemporaryDirectory() as scratch:
         names = LabelNames(model, pathlib.Path(scratch))

@@ -3,9 +3,10 @@
 :func:`parse_sentences` batches sentences by token budget with the model's own preprocessor, scores
 every (dependent, head) pair in-graph, and decodes each sentence on the CPU with
 :func:`lisa_tf.decoding.mst.decode_tree` (a tree: one root, no cycle); each token's label is the best
-label for its chosen head. :func:`conllu_lines` writes the result in CoNLL-U, which is what LISA takes
-with ``--parse`` (only the HEAD column matters there). :func:`parse_scores` gives the dev scores the
-training loop records for a parser run.
+label for its chosen head. :func:`parse_with_export` parses with a parser's SavedModel export instead
+(:mod:`export.saved_model`: Eisner's projective trees, decoded in-graph). :func:`conllu_lines` writes
+the result in CoNLL-U, which is what LISA takes with ``--parse`` (only the HEAD column matters there).
+:func:`parse_scores` gives the dev scores the training loop records for a parser run.
 """
 
 from __future__ import annotations
@@ -73,6 +74,36 @@ def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 40
             if pos is not None:
                 changes["pos"] = [vocabs.pos.entry(int(i)) for i in pos[b, :n]]
             parsed[int(s)] = dataclasses.replace(sentences[int(s)], **changes)
+    return parsed
+
+
+def parse_with_export(signature, sentences: Sequence[Sentence], token_budget: int = 4096) -> list[Sentence]:
+    """``sentences`` with the ``heads``, ``dep_labels`` and ``pos`` of a parser export.
+
+    Args:
+        signature: the export's ``serving_default`` (``tokens`` string [B, T] → ``heads``, and
+            ``dep_labels``/``pos`` when the parser has them), called with keyword arguments.
+        sentences: the words to parse, none empty.
+        token_budget: most padded tokens per call (consecutive sentences; at least one per call).
+    """
+    parsed: list[Sentence] = []
+    start = 0
+    while start < len(sentences):
+        end, width = start + 1, len(sentences[start])
+        while end < len(sentences) and (end - start + 1) * max(width, len(sentences[end])) <= token_budget:
+            width = max(width, len(sentences[end]))
+            end += 1
+        batch = sentences[start:end]
+        tokens = tf.constant([list(s.words) + [""] * (width - len(s)) for s in batch], tf.string)
+        out = {key: value.numpy() for key, value in signature(tokens=tokens).items()}
+        for b, sentence in enumerate(batch):
+            n = len(sentence)
+            changes: dict = {"heads": [int(h) for h in out["heads"][b, :n]], "dep_labels": None}
+            for key in ("dep_labels", "pos"):
+                if key in out:
+                    changes[key] = [value.decode("utf-8") for value in out[key][b, :n]]
+            parsed.append(dataclasses.replace(sentence, **changes))
+        start = end
     return parsed
 
 

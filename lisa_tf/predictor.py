@@ -283,9 +283,23 @@ def _latest_version(path: pathlib.Path) -> pathlib.Path:
     return versions[-1][1]
 
 
+class ParserModelError(UserError):
+    """``predict`` was given the dependency parser, which labels no semantic roles: names the path and
+    the command that parses."""
+
+    def __init__(self, path):
+        super().__init__(f"{path}: a dependency parser (model.kind = parser), which labels no semantic roles; "
+                         f"parse with `python -m lisa_tf parse {path} --input FILE`")
+
+
 def load(path: str | os.PathLike | None = None, token_budget: int = 4096) -> Predictor:
     """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
-    model (:mod:`lisa_tf.packaging`); without ``path``, the shipped model (``models/srl``)."""
+    model (:mod:`lisa_tf.packaging`) of an SRL model; without ``path``, the shipped model (``models/srl``).
+
+    Raises:
+        ParserModelError: the path holds the dependency parser or its export.
+    """
+    from lisa_tf.models import DependencyParser
     from lisa_tf.packaging import KERAS_FILE, default_model, is_package
 
     path = default_model("srl") if path is None else pathlib.Path(path)
@@ -293,8 +307,12 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096) -> Pre
         raise FileNotFoundError(f"{path}: no such file or directory")
     if is_package(path):
         path = path / KERAS_FILE
-    if path.is_file() and path.suffix == ".keras":
-        return Predictor(load_model_file(path), token_budget)
-    if (path / MODEL_FILE).exists():
-        return Predictor(load_run(path), token_budget)
-    return ExportPredictor(_latest_version(path))
+    if path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists():
+        model = load_model_file(path) if path.is_file() else load_run(path)
+        if isinstance(model, DependencyParser):
+            raise ParserModelError(path)
+        return Predictor(model, token_budget)
+    predictor = ExportPredictor(_latest_version(path))
+    if "srl_tags" not in predictor.signature.structured_outputs:
+        raise ParserModelError(path)
+    return predictor

@@ -1,4 +1,5 @@
-"""``python -m lisa_tf parse``: dependency-parse text with a trained parser run, writing CoNLL-U."""
+"""``python -m lisa_tf parse``: dependency-parse text with a trained parser run (Chu-Liu-Edmonds trees)
+or its SavedModel export (Eisner's projective trees, decoded in-graph), writing CoNLL-U."""
 
 from data_pipeline.errors import UserError
 
@@ -15,7 +16,8 @@ class ParseInputError(UserError):
 
 
 def add_arguments(parser):
-    parser.add_argument("model", help="run directory of a parser (model.kind = parser) or its .keras file")
+    parser.add_argument("model", help="run directory of a parser (model.kind = parser), its .keras file, or a "
+                                      "version directory of its SavedModel export (e.g. exports/parser/1)")
     parser.add_argument("--input", required=True,
                         help="text file (one paragraph per line, or with --tokenized one sentence per line), "
                              "a CoNLL file (its words are parsed), or - for standard input")
@@ -24,7 +26,7 @@ def add_arguments(parser):
                         help="input format; default: from the file name (.conllu, .gold_conll[.gz]), else text")
     parser.add_argument("--out", help="write the CoNLL-U here instead of standard output")
     parser.add_argument("--greedy", action="store_true",
-                        help="each token's best head instead of the maximum spanning tree (may not be a tree)")
+                        help="each token's best head instead of the maximum spanning tree (may not be a tree; a run only)")
     parser.add_argument("--batch-tokens", type=int, default=4096, help="most padded tokens per batch")
 
 
@@ -67,18 +69,27 @@ def _sentences(args):
 
 
 def _load_parser(path):
+    """The parser model of a run or .keras file, or the ``serving_default`` function of its export."""
     import pathlib
 
     from lisa_tf.models import DependencyParser
     from lisa_tf.runs import MODEL_FILE, RunError, load_model_file, load_run
 
     path = pathlib.Path(path)
+    if (path / "saved_model.pb").exists():
+        from export.model_versions import load_version
+
+        signature = load_version(0, path).signatures.get("serving_default")
+        if signature is None or "heads" not in signature.outputs or set(signature.inputs) != {"tokens"}:
+            raise RunError(f"{path}: a SavedModel that is not a dependency parser's export (expected a serving_default "
+                           "signature taking only tokens and answering heads)")
+        return signature.function
     if path.is_file() and path.suffix == ".keras":
         model = load_model_file(path)
     elif (path / MODEL_FILE).exists():
         model = load_run(path)
     else:
-        raise RunError(f"{path}: not a run directory ({MODEL_FILE}) or a .keras file")
+        raise RunError(f"{path}: not a run directory ({MODEL_FILE}), a .keras file or a SavedModel export (saved_model.pb)")
     if not isinstance(model, DependencyParser):
         raise RunError(f"{path}: a {type(model).__name__} model, not a dependency parser (model.kind = parser)")
     return model
@@ -91,9 +102,18 @@ def run(args) -> int:
     import time
 
     from data_pipeline.sentence import Sentence
-    from lisa_tf.parse import conllu_lines, parse_sentences
+    from lisa_tf.models import DependencyParser
+    from lisa_tf.parse import conllu_lines, parse_sentences, parse_with_export
 
     model = _load_parser(args.model)
+    if isinstance(model, DependencyParser):
+        def parse(chunk):
+            return parse_sentences(model, chunk, token_budget=args.batch_tokens, tree=not args.greedy)
+    elif args.greedy:
+        raise ParseInputError(f"--greedy: {args.model} is an export, which always decodes trees; give the run instead")
+    else:
+        def parse(chunk):
+            return parse_with_export(model, chunk, token_budget=args.batch_tokens)
     if args.input != "-" and not os.path.exists(args.input):
         raise ParseInputError(f"{args.input}: no such file")
     out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
@@ -105,7 +125,7 @@ def run(args) -> int:
             chunk = [Sentence(words=w) for w in itertools.islice(words, CHUNK)]
             if not chunk:
                 break
-            parsed = parse_sentences(model, chunk, token_budget=args.batch_tokens, tree=not args.greedy)
+            parsed = parse(chunk)
             out.write("\n".join(conllu_lines(parsed)) + "\n")
             sentences += len(chunk)
             tokens += sum(len(s) for s in chunk)

@@ -19,9 +19,11 @@ One example per sentence (layout ``"sentence"``), the project's preprocessor for
   (for English EWT the XPOS/PTB tags that LISA also reads), trained with the parse.
 * **Loss**: arc + label + POS softmax cross-entropies, each averaged over the real tokens.
 
-Decoding (:meth:`DependencyParser.decode_scores` and :mod:`lisa_tf.parse`) uses
-:func:`lisa_tf.decoding.mst.decode_tree` on the arc log-probabilities, so every output is a tree with
-exactly one root and no cycle; each token's label is the best label for its chosen head.
+Decoding (:mod:`lisa_tf.parse`) uses :func:`lisa_tf.decoding.mst.decode_tree` (Chu-Liu-Edmonds, NumPy)
+on the arc log-probabilities, so every output is a tree with exactly one root and no cycle; the
+SavedModel export (:mod:`export.saved_model`) decodes in-graph with Eisner's projective algorithm
+(:meth:`DependencyParser.decode_scores` with ``tree=True``). Each token's label is the best label for
+its chosen head.
 
 References:
     Dozat & Manning 2017, "Deep Biaffine Attention for Neural Dependency Parsing", ICLR, §2-3.
@@ -33,6 +35,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from lisa_tf.decoding.eisner import eisner_heads
 from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
 from lisa_tf.losses import masked_cross_entropy, per_replica
 from lisa_tf.models.backbone import backbone_from_config
@@ -85,7 +88,9 @@ class CharacterCNN(keras.layers.Layer):
         shape = tf.shape(ids)
         flat = tf.reshape(ids, [-1, shape[2]])
         mask = tf.not_equal(flat, 0)
-        x = self.conv(self.embedding(flat))
+        # Padding characters enter the convolution as zeros, the same as its own "same" padding: a
+        # word's vector does not depend on the longest word of the batch it is in.
+        x = self.conv(tf.where(mask[:, :, None], self.embedding(flat), 0.0))
         x = tf.where(mask[:, :, None], x, tf.zeros_like(x))  # relu ≥ 0: padding never wins the max
         x = tf.reduce_max(x, axis=1)
         x = tf.reshape(x, [shape[0], shape[1], self.filters])
@@ -224,10 +229,18 @@ class DependencyParser(SrlModel):
             scores["pos_probs"] = tf.nn.softmax(out["pos_logits"], axis=-1)
         return scores
 
-    def decode_scores(self, scores, features):
-        """Greedy ids in-graph: ``heads`` [B, T] (argmax, self-loop convention; :mod:`lisa_tf.parse`
-        replaces them with the maximum spanning tree), ``dep_labels`` and ``pos`` [B, T]."""
-        heads = tf.argmax(scores["arc_log_probs"], axis=-1, output_type=tf.int32)
+    def decode_scores(self, scores, features, tree: bool = False):
+        """Ids in-graph: ``heads`` [B, T] (self-loop convention), ``dep_labels`` (the best label for
+        the chosen head) and ``pos`` [B, T].
+
+        ``tree=False``: each token's best head (:mod:`lisa_tf.parse` replaces them with the maximum
+        spanning tree); ``tree=True``: the best projective tree with one root dependent
+        (:func:`lisa_tf.decoding.eisner.eisner_heads`, in-graph, as the SavedModel export decodes).
+        """
+        if tree:
+            heads = eisner_heads(scores["arc_log_probs"], features["length"])
+        else:
+            heads = tf.argmax(scores["arc_log_probs"], axis=-1, output_type=tf.int32)
         out = {"heads": heads}
         if "label_ids" in scores:
             out["dep_labels"] = tf.gather(scores["label_ids"], heads, axis=2, batch_dims=2)

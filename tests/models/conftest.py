@@ -45,3 +45,34 @@ def tiny_overrides(**extra) -> list[str]:
 @pytest.fixture
 def tiny():
     return tiny_overrides
+
+
+def parser_overrides(sentences: int = 20, **extra) -> list[str]:
+    """Overrides for a one-layer BiLSTM parser (with characters) trained on the first ``sentences`` EWT
+    training trees and evaluated on the same trees."""
+    base = {
+        "data.format": "conllu",
+        "data.train": str(EWT / "train.conllu.gz"),
+        "data.dev": str(EWT / "train.conllu.gz"),
+        "data.max_train_sentences": sentences,
+        "data.max_eval_sentences": sentences,
+        "model.kind": "parser",
+        "model.embedding_size": 32,
+        "model.lstm_layers": 1,
+        "model.lstm_size": 48,
+        "model.char_embedding_size": 16,
+        "model.parse_mlp_size": 48,
+        "model.dep_label_mlp_size": 24,
+        "model.parser_dropout": 0.0,
+        "model.predicate_identifier_layers": 0,
+        "train.optimizer": "nadam",
+        "train.learning_rate": 0.02,
+        "train.beta_2": 0.9,
+        "train.batch_tokens": 1024,
+        "train.max_steps": 100,
+        "train.eval_every": 100,
+        "train.mixed_precision": "float32",
+        "train.strategy": "default",
+    }
+    base.update(extra)
+    return [f"{k}={v}" for k, v in base.items()]

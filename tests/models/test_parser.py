@@ -15,44 +15,15 @@ from lisa_tf.decoding.mst import is_tree
 from lisa_tf.parse import conllu_lines, parse_scores, parse_sentences
 from lisa_tf.runs import load_run
 from lisa_tf.training.loop import train
-from tests.models.conftest import EWT
+from tests.models.conftest import EWT, parser_overrides
 
 SENTENCES = 20
-
-
-def _overrides(**extra):
-    base = {
-        "data.format": "conllu",
-        "data.train": str(EWT / "train.conllu.gz"),
-        "data.dev": str(EWT / "train.conllu.gz"),
-        "data.max_train_sentences": SENTENCES,
-        "data.max_eval_sentences": SENTENCES,
-        "model.kind": "parser",
-        "model.embedding_size": 32,
-        "model.lstm_layers": 1,
-        "model.lstm_size": 48,
-        "model.char_embedding_size": 16,
-        "model.parse_mlp_size": 48,
-        "model.dep_label_mlp_size": 24,
-        "model.parser_dropout": 0.0,
-        "model.predicate_identifier_layers": 0,
-        "train.optimizer": "nadam",
-        "train.learning_rate": 0.02,
-        "train.beta_2": 0.9,
-        "train.batch_tokens": 1024,
-        "train.max_steps": 100,
-        "train.eval_every": 100,
-        "train.mixed_precision": "float32",
-        "train.strategy": "default",
-    }
-    base.update(extra)
-    return [f"{k}={v}" for k, v in base.items()]
 
 
 @pytest.fixture(scope="module")
 def parser_run(tmp_path_factory):
     run = tmp_path_factory.mktemp("parser") / "run"
-    config = load_config(None, _overrides())
+    config = load_config(None, parser_overrides())
     summary = train(config, run, verbose=0)
     return run, config, summary, load_run(run)
 
@@ -112,11 +83,6 @@ def test_parse_command_errors(parser_run, tmp_path, capsys):
     assert "missing.txt: no such file" in err and "not a run directory" in err
 
 
-def test_export_says_use_parse(parser_run, tmp_path, capsys):
-    assert main(["export", "--run", str(parser_run[0]), "--out", str(tmp_path / "export" / "1")]) == 2
-    assert "python -m lisa_tf parse" in capsys.readouterr().err
-
-
 def test_evaluate_command_scores_a_parser_run(parser_run, tmp_path, capsys):
     run, config = parser_run[0], parser_run[1]
     out = tmp_path / "metrics.json"
@@ -135,8 +101,9 @@ def test_self_attention_encoder_switch():
     from data_pipeline.vocab import Vocabularies
     from lisa_tf.models import build_model
 
-    config = load_config(None, _overrides(**{"model.parser_encoder": "attention", "model.num_layers": 2,
-                                             "model.hidden_size": 32, "model.num_heads": 4, "model.filter_size": 64}))
+    config = load_config(None, parser_overrides(**{"model.parser_encoder": "attention", "model.num_layers": 2,
+                                                   "model.hidden_size": 32, "model.num_heads": 4,
+                                                   "model.filter_size": 64}))
     sentences = read_split(config.data.train, "conllu", None, 5)
     vocabs = Vocabularies.build(sentences)
     model = build_model(config.model, vocabs)
@@ -150,3 +117,16 @@ def test_self_attention_encoder_switch():
     assert outputs["label_logits"].shape[-1] == len(vocabs.dep_labels)
     assert np.isfinite(float(model.compute_loss(batch, y_pred=outputs)))
     assert all(is_tree(s.heads) for s in parse_sentences(model, sentences))
+
+
+def test_a_words_characters_do_not_depend_on_the_batch():
+    """Padding characters (up to the batch's longest word) used to enter the convolution as the
+    embedding of id 0, so a word's vector, and the parse, changed with the other sentences of a batch."""
+    import tensorflow as tf
+
+    from lisa_tf.models.parser import CharacterCNN
+
+    characters = CharacterCNN(8, 6)
+    alone = characters(tf.constant([["Dogs", "bark"]])).numpy()
+    beside_longer = characters(tf.constant([["Dogs", "bark"], ["Extraordinarily", ""]])).numpy()
+    np.testing.assert_allclose(beside_longer[:1], alone, rtol=1e-6, atol=1e-6)
