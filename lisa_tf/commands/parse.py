@@ -16,8 +16,10 @@ class ParseInputError(UserError):
 
 
 def add_arguments(parser):
-    parser.add_argument("model", help="run directory of a parser (model.kind = parser), its .keras file, or a "
-                                      "version directory of its SavedModel export (e.g. exports/parser/1)")
+    parser.add_argument("model", nargs="?", default=None,
+                        help="run directory of a parser (model.kind = parser), its .keras file, a version directory "
+                             "of its SavedModel export (e.g. exports/parser/1) or a package (default: the shipped "
+                             "parser, models/parser)")
     parser.add_argument("--input", required=True,
                         help="text file (one paragraph per line, or with --tokenized one sentence per line), "
                              "a CoNLL file (its words are parsed), or - for standard input")
@@ -73,9 +75,12 @@ def _load_parser(path):
     import pathlib
 
     from lisa_tf.models import DependencyParser
+    from lisa_tf.packaging import KERAS_FILE, default_model, is_package
     from lisa_tf.runs import MODEL_FILE, RunError, load_model_file, load_run
 
-    path = pathlib.Path(path)
+    path = default_model("parser", "MODEL") if path is None else pathlib.Path(path)
+    if is_package(path):
+        path = path / KERAS_FILE
     if (path / "saved_model.pb").exists():
         from export.model_versions import load_version
 
