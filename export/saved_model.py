@@ -304,6 +304,22 @@ def check_export_dir(out_dir: str | os.PathLike) -> pathlib.Path:
     return out_dir
 
 
+def _store_each_weight_once(archive: keras.export.ExportArchive) -> None:
+    """Make the archive's tracked variable lists hold the ``tf.Variable`` s the Keras variables wrap.
+
+    ``ExportArchive.track`` lists the Keras variable wrappers, while the endpoints capture the
+    ``tf.Variable`` inside each; TensorFlow's checkpoint de-duplicates by object, so Keras 3.15 writes
+    every weight twice (keras-team/keras#23553): twice the export's size on disk and twice its variable
+    memory in every server that loads it. With the same objects in both places each weight is written
+    once; ``loaded.variables`` still lists them all.
+    """
+    # The lists are append-only trackables: replaced whole on the archive's trackable root.
+    root = archive._tf_trackable
+    for name in ("variables", "trainable_variables", "non_trainable_variables"):
+        setattr(root, name, [v.value if isinstance(v, keras.Variable) and isinstance(v.value, tf.Variable) else v
+                             for v in getattr(root, name)])
+
+
 def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
     """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, the dependency parser included;
     float32) as a SavedModel to ``out_dir`` (new or empty: :func:`check_export_dir`)."""
@@ -315,6 +331,7 @@ def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
         archive.track(names)
         for name, (function, signature) in serving_functions(model, names).items():
             archive.add_endpoint(name, function, input_signature=signature)
+        _store_each_weight_once(archive)
         archive.write_out(str(out_dir), verbose=False)
     return out_dir
 

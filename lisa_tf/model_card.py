@@ -54,13 +54,15 @@ def _training(card: dict) -> list[str]:
     lines = ["## Training", "",
              f"- Data: `{config['data']['train']}` (dev `{config['data']['dev']}`), format {config['data']['format']}.",
              f"- {training['steps']:,} steps, {training['evaluations']} dev evaluations; best dev F1 "
-             f"{_f(training['best_dev_f1'])} at step {training['best_step']} (its weights are shipped); "
-             f"{_f(training['minutes'])} minutes of training as recorded by the run (2-core CPU).", "",
+             f"{_f(training['best_dev_f1'])} at step {training['best_step']}"
+             + (f" (on the first {training['dev_sentences']:,} dev sentences)" if training.get("dev_sentences") else "")
+             + f" — its weights are shipped; {_f(training['minutes'])} minutes of training as recorded by the run "
+             "(2-core CPU).", "",
+             "Settings (those not listed are the defaults of `lisa_tf.config`; the whole configuration is the "
+             "export's `assets/config.json`):", "",
              "| section | setting | value |", "|---|---|---|"]
-    for section in ("model", "train"):
-        for key, value in sorted(config[section].items()):
-            if value not in (None, "", [], {}):
-                lines.append(f"| {section} | {key} | {value} |")
+    for section, settings in training["settings"].items():
+        lines += [f"| {section} | {key} | {value} |" for key, value in sorted(settings.items())]
     return lines + [""]
 
 

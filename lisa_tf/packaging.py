@@ -79,18 +79,21 @@ def _read_results(results_dir: pathlib.Path, key: str) -> dict:
 
 def _training(run_dir: pathlib.Path) -> dict:
     """What the run's own files say about its training: config, steps, best step, wall time."""
+    from lisa_tf.config import ExperimentConfig
     from lisa_tf.runs import load_run_config
     from lisa_tf.training.curves import read_metrics
 
     config = load_run_config(run_dir).to_dict()
-    for key in ("train", "dev", "parse_train", "parse_dev"):  # paths of the builder's clone, as the repository's
-        if config["data"].get(key):
-            config["data"][key] = _relative(config["data"][key])
+    defaults = ExperimentConfig().to_dict()
     records = read_metrics(run_dir / "metrics.jsonl")
     done = json.loads((run_dir / "done.json").read_text()) if (run_dir / "done.json").exists() else {}
     best = max(records, key=lambda r: r["dev_f1"]) if records else {}
     return {
         "config": config,
+        # the settings the run's config file and overrides chose (the rest are the defaults)
+        "settings": {section: {k: v for k, v in config[section].items() if v != defaults[section].get(k)}
+                     for section in ("model", "train")},
+        "dev_sentences": config["data"].get("max_eval_sentences") or None,
         "steps": done.get("steps", records[-1]["step"] if records else 0),
         "best_step": best.get("step"),
         "best_dev_f1": best.get("dev_f1"),
@@ -99,12 +102,16 @@ def _training(run_dir: pathlib.Path) -> dict:
     }
 
 
-def _relative(path: str) -> str:
-    """``path`` relative to the repository when it lies inside it."""
-    try:
-        return str(pathlib.Path(path).resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
+def _repository_paths(value):
+    """``value`` (a card: dicts, lists, strings) with the builder's paths inside the repository made
+    relative to it, wherever they appear in a string."""
+    if isinstance(value, dict):
+        return {key: _repository_paths(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_repository_paths(item) for item in value]
+    if isinstance(value, str):
+        return value.replace(f"{ROOT}{os.sep}", "")
+    return value
 
 
 def _labels(model) -> dict:
@@ -121,10 +128,10 @@ def _write_package(build: pathlib.Path, target: pathlib.Path) -> None:
 
 def _package(model, run_dir: pathlib.Path, build: pathlib.Path) -> dict:
     """Export and ``.keras`` of ``model`` into ``build``; their sizes."""
-    from export.saved_model import export_model
+    from export.saved_model import export_run
     from lisa_tf.runs import save_model
 
-    export_model(model, build / "1")
+    export_run(run_dir, build / "1")  # with the run's config.json (the server's request limits read it)
     save_model(model, build / KERAS_FILE)
     return {"export_bytes": _size(build / "1"), "keras_bytes": _size(build / KERAS_FILE), "run": str(run_dir)}
 
@@ -177,7 +184,7 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
         card["check"] = {"split": "dev", "data": dev, "format": config["data"]["format"], "sentences": CHECK_SENTENCES,
                          "condition": "predicted predicates, own parse",
                          "f1": check_slice_f1(_load_packaged(scratch / "srl"), str(ROOT / dev), config["data"]["format"])}
-        _write_card(scratch / "srl", card, srl_card_markdown(card))
+        _write_card(scratch / "srl", card, srl_card_markdown)
         cards["srl"] = card
 
         parser = load_run(parser_run)
@@ -192,16 +199,17 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
             "licences": [LICENCES["ud-ewt"], LICENCES["glove"]],
         }
         parser_card["files"] = _package(parser, parser_run, scratch / "parser")
-        _write_card(scratch / "parser", parser_card, parser_card_markdown(parser_card))
+        _write_card(scratch / "parser", parser_card, parser_card_markdown)
         cards["parser"] = parser_card
         _write_package(scratch / "srl", out / "srl")
         _write_package(scratch / "parser", out / "parser")
     return cards
 
 
-def _write_card(directory: pathlib.Path, card: dict, markdown: str) -> None:
+def _write_card(directory: pathlib.Path, card: dict, render) -> None:
+    card = _repository_paths(card)
     (directory / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
-    (directory / "MODEL_CARD.md").write_text(markdown)
+    (directory / "MODEL_CARD.md").write_text(render(card))
 
 
 def _load_packaged(directory: pathlib.Path):

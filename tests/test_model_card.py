@@ -16,7 +16,9 @@ def _card():
     training = {"config": {"data": {"train": "data/propbank-ewt/train.gold_conll.gz",
                                     "dev": "data/propbank-ewt/dev.gold_conll.gz", "format": "conll12"},
                            "model": {"kind": "lisa", "num_layers": 6}, "train": {"max_steps": 2000}},
-                "steps": 2000, "best_step": 1500, "best_dev_f1": 55.55, "minutes": 14.3, "evaluations": 4}
+                "steps": 2000, "best_step": 1500, "best_dev_f1": 55.55, "minutes": 14.3, "evaluations": 4,
+                "settings": {"model": {"kind": "lisa", "num_layers": 6}, "train": {"max_steps": 2000}},
+                "dev_sentences": 600}
     return {
         "kind": "srl", "name": "LISA", "dataset": "open", "training": training, "parameters": 1234567,
         "labels": {"roles": ["ARG0", "ARG1", "ARGM-TMP"], "pos": ["DT", "NN"], "dep": ["nsubj", "root"]},
@@ -60,7 +62,8 @@ def test_srl_card_puts_each_figure_in_its_row():
     roles = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ARG")]
     assert roles == ["ARG1", "ARG0", "ARGM-TMP"]
     assert _row(text, "ARG0")[1:] == ["400", "72.25", "70.25", "71.25"]
-    assert "2,000 steps" in text and "best dev F1 55.55 at step 1500" in text and "14.30 minutes" in text
+    assert "2,000 steps" in text and "best dev F1 55.55 at step 1500 (on the first 600 dev sentences)" in text
+    assert "14.30 minutes" in text
     assert "first 200 dev sentences" in text and "49.87" in text
     assert "1,234,567 parameters" in text and "(10.0 MB)" in text
     assert "3 semantic roles: ARG0, ARG1, ARGM-TMP." in text

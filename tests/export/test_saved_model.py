@@ -204,3 +204,17 @@ def test_exports_with_a_predicate_identifier_find_predicates_themselves(deepatt_
             np.testing.assert_allclose(out["srl_scores"][b, p, :n], alone["srl_scores"].numpy()[0], atol=1e-5)
     texts = [" ".join(s.words) for s in sentences] + ["The cat sat on the mat.", ""]
     assert text_signature_agrees_with_predictor(deepatt_run, exported, texts) > 10
+
+
+def test_each_weight_is_stored_once(deepatt_run, exported):
+    """The export's checkpoint holds the model's weights once (Keras' ExportArchive alone writes every
+    weight twice, keras-team/keras#23553); only the dropout layers' seed states come on top."""
+    import tensorflow as tf
+
+    model = load_run(deepatt_run)
+    reader = tf.train.load_checkpoint(str(exported / "variables" / "variables"))
+    shapes, dtypes = reader.get_variable_to_shape_map(), reader.get_variable_to_dtype_map()
+    stored = {k: int(np.prod(s)) for k, s in shapes.items() if k.endswith("VARIABLE_VALUE")}
+    floats = sum(n for k, n in stored.items() if dtypes[k].is_floating)
+    assert floats == model.count_params()
+    assert all(dtypes[k] == tf.int64 and n == 2 for k, n in stored.items() if not dtypes[k].is_floating)

@@ -1,0 +1,117 @@
+"""The models shipped in models/ (lisa_tf.packaging): each file gives the figures of its model card, and
+the commands that default to them (load(), predict, serve) use them."""
+
+import io
+import json
+import urllib.request
+from contextlib import redirect_stdout
+
+import pytest
+
+from data_pipeline.sentence import Predicate, Sentence, Span
+from data_pipeline.splits import read_split
+
+from lisa_tf.evaluation.srl_eval import score
+from lisa_tf.packaging import DEFAULT_PARSER, DEFAULT_SRL, KERAS_FILE, check_slice_f1, read_card
+from lisa_tf.runs import load_model_file
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def card():
+    return read_card(DEFAULT_SRL)
+
+
+@pytest.fixture(scope="module")
+def dev_slice(card):
+    check = card["check"]
+    return read_split(str(ROOT / check["data"]), check["format"], None, check["sentences"])
+
+
+def _frames_to_sentence(gold, frame):
+    """The predicted frames of one sentence as a Sentence the scorer reads; a predicate's lemma is the
+    gold one at its position (srl-eval's verb column is the gold file's, as in the CoNLL evaluations)."""
+    lemmas = {p.position: p.lemma for p in gold.predicates}
+    predicates = [Predicate(p["token"], lemmas.get(p["token"], p["text"].lower()), None, tuple(sorted(
+        [Span(a["token_start"], a["token_end"] - 1, a["role"]) for a in p["arguments"]]
+        + [Span(p["token"], p["token"], "V")]))) for p in frame["predicates"]]
+    return Sentence(words=list(gold.words), predicates=predicates)
+
+
+def test_shipped_export_gives_the_cards_check_f1(card, dev_slice):
+    """The SavedModel, run through its serving signature (not the Keras path the card was computed with),
+    scores within 0.5 F1 of the card on the card's dev slice."""
+    import lisa_tf
+
+    predictor = lisa_tf.load(DEFAULT_SRL / "1")
+    frames = predictor.predict(tokens=[s.words for s in dev_slice])
+    predicted = [_frames_to_sentence(s, f) for s, f in zip(dev_slice, frames)]
+    f1 = score(dev_slice, predicted)["f1"]
+    assert len(dev_slice) == card["check"]["sentences"] == 200
+    assert abs(f1 - card["check"]["f1"]) <= 0.5, (f1, card["check"])
+
+
+def test_shipped_keras_file_gives_the_cards_check_f1(card):
+    check = card["check"]
+    model = load_model_file(DEFAULT_SRL / KERAS_FILE)
+    assert abs(check_slice_f1(model, str(ROOT / check["data"]), check["format"]) - check["f1"]) <= 0.5
+
+
+def test_card_figures_come_from_the_run(card):
+    """The card's headline figures are the experiment's evaluations of the same model, and the training
+    summary is the run's best evaluation."""
+    evaluation = card["evaluation"]
+    for split in ("dev", "test"):
+        for condition in ("predicted", "gold_parse", "external_parse", "gold_predicates"):
+            assert 0 < evaluation[f"{split}.{condition}"]["srl"]["f1"] < 100
+    assert card["training"]["best_dev_f1"] > 0 and card["training"]["steps"] > 0
+    text = (DEFAULT_SRL / "MODEL_CARD.md").read_text()
+    assert f"{evaluation['test.predicted']['srl']['f1']:.2f}" in text
+    assert "CC BY-SA 4.0" in text and "PDDL" in text
+    parser_card = read_card(DEFAULT_PARSER)
+    assert parser_card["kind"] == "parser" and 0 < parser_card["evaluation"]["test.parse"]["uas"] < 100
+
+
+def test_load_and_predict_without_a_path_use_the_shipped_model():
+    import lisa_tf
+    from lisa_tf.cli import main
+
+    [frame] = lisa_tf.load().predict("The cat sat on the mat.")
+    assert [t["text"] for t in frame["tokens"]] == ["The", "cat", "sat", "on", "the", "mat", "."]
+    assert [p["text"] for p in frame["predicates"]] == ["sat"]
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["predict", "The cat sat on the mat.", "--format", "jsonl"]) == 0
+    assert json.loads(out.getvalue()) == frame
+
+
+def test_serve_without_a_base_path_serves_the_shipped_model():
+    from export.rest_server import make_server
+
+    from lisa_tf.packaging import default_model
+
+    server = make_server("srl", default_model("srl", "--model_base_path"), port=0, warn=lambda m: None)
+    server.start_in_thread()
+    try:
+        body = json.dumps({"signature_name": "text", "instances": [{"text": "The cat sat on the mat."}]}).encode()
+        url = f"http://127.0.0.1:{server.port}/v1/models/srl:predict"
+        with urllib.request.urlopen(urllib.request.Request(url, data=body), timeout=60) as response:
+            [answer] = json.loads(response.read())["predictions"]
+    finally:
+        server.stop()
+    [frame] = __import__("lisa_tf").load(DEFAULT_SRL / "1").predict("The cat sat on the mat.")
+    assert answer["predicate_positions"][:1] == [p["token"] for p in frame["predicates"]]
+
+
+def test_parse_without_a_model_uses_the_shipped_parser(tmp_path):
+    from data_pipeline.readers.conllu import read_conllu
+    from lisa_tf.cli import main
+    from lisa_tf.decoding.mst import is_tree
+
+    text = tmp_path / "in.txt"
+    text.write_text("The cat sat on the mat.\nMr. Smith didn't agree with the plan, so he left early.\n")
+    assert main(["parse", "--input", str(text), "--out", str(tmp_path / "out.conllu")]) == 0
+    parsed = read_conllu(tmp_path / "out.conllu")
+    assert [s.words for s in parsed][0] == ["The", "cat", "sat", "on", "the", "mat", "."]
+    assert len(parsed) == 2 and all(is_tree(s.heads) for s in parsed)
