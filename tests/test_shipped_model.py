@@ -115,3 +115,25 @@ def test_parse_without_a_model_uses_the_shipped_parser(tmp_path):
     parsed = read_conllu(tmp_path / "out.conllu")
     assert [s.words for s in parsed][0] == ["The", "cat", "sat", "on", "the", "mat", "."]
     assert len(parsed) == 2 and all(is_tree(s.heads) for s in parsed)
+
+
+def test_shipped_parser_gives_a_tree_for_every_ewt_dev_and_test_sentence():
+    """One root, no cycle on every sentence of real data through the .keras file (Chu-Liu-Edmonds), and
+    on the first 300 dev sentences through the export (Eisner, in-graph)."""
+    import tensorflow as tf
+
+    from lisa_tf.decoding.mst import is_tree
+    from lisa_tf.parse import parse_sentences
+
+    sentences = [s for split in ("dev", "test")
+                 for s in read_split(str(ROOT / f"data/propbank-ewt/{split}.conllu.gz"), "conllu", None, 0)]
+    assert len(sentences) == 1968 + 2058
+    parsed = parse_sentences(load_model_file(DEFAULT_PARSER / KERAS_FILE), sentences)
+    assert all(is_tree(s.heads) for s in parsed)
+    signature = tf.saved_model.load(str(DEFAULT_PARSER / "1")).signatures["serving_default"]
+    ordered = sorted(sentences[:300], key=len)
+    for start in range(0, len(ordered), 50):
+        chunk = ordered[start:start + 50]
+        width = max(len(s) for s in chunk)
+        heads = signature(tokens=tf.constant([list(s.words) + [""] * (width - len(s)) for s in chunk]))["heads"]
+        assert all(is_tree(row[:len(s)]) for s, row in zip(chunk, heads.numpy().tolist()))
