@@ -11,16 +11,14 @@ first-answer times are printed, not asserted.
 
 The browser tests skip, with the reason, when ``/usr/bin/chromium`` or ``/usr/bin/chromedriver`` is
 missing (``apt-get install chromium chromium-driver``; ``.ci/run`` installs them); nothing is installed
-here.
+here. The browser helpers are ``benchmarks/demo_browser.py``'s, shared with ``benchmarks/demo_page.py``.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import pathlib
 import re
-import shutil
 import time
 import urllib.request
 
@@ -31,17 +29,15 @@ from data_pipeline.spans import bio_to_spans
 from tests.conftest import DATA, ROOT
 from tests.export import rest_cases
 
-CHROMIUM = pathlib.Path("/usr/bin/chromium")
-CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
 MODEL = "srl"
 SENTENCE = "The cat sat on the mat, and Mr. Smith didn't agree with them yesterday."
-WAIT_SECONDS = 60
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (requirements.txt)")
-from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+pytest.importorskip("selenium.webdriver", reason="selenium is not installed (requirements.txt)")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from benchmarks import demo_browser  # noqa: E402
+from benchmarks.demo_browser import WAIT_SECONDS, press, wait_for_answer  # noqa: E402
 
 # The page's state, read in the browser: per sentence its tokens, each predicate row's spans, its arcs.
 SHOWN = """
@@ -74,19 +70,11 @@ def server(lisa_export):
 @pytest.fixture(scope="module")
 def browser():
     """Headless Chromium keeping its console and network logs (the tests using it skip without it)."""
-    from selenium.webdriver.chrome.service import Service
-
-    missing = [str(path) for path in (CHROMIUM, CHROMEDRIVER) if not path.exists()]
+    missing = demo_browser.missing()
     if missing:
         pytest.skip(f"needs Debian's Chromium and its driver; {', '.join(missing)} not found (install them with "
-                    "`apt-get install chromium chromium-driver`; .ci/run does)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1280,900", "--no-first-run", "--disable-extensions"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+                    f"`{demo_browser.INSTALL}`; .ci/run does)")
+    driver = demo_browser.start_browser(logs=True)
     yield driver
     driver.quit()
 
@@ -126,34 +114,14 @@ def shown(driver) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------------
-# browser helpers: loading, waiting, keyboard, logs, screenshots
+# browser helpers: loading with empty logs, focus, logs, screenshots
 # --------------------------------------------------------------------------------------------------
 
 
 def open_page(driver, server) -> dict:
     """Load ``/`` and wait for the model's metadata; the navigation timing (ms)."""
     driver.get_log("browser"), driver.get_log("performance")  # start every test with empty logs
-    driver.get(server.url + "/")
-    WebDriverWait(driver, WAIT_SECONDS).until(lambda d: d.find_element(By.ID, "model-info").text)
-    return driver.execute_script("return performance.getEntriesByType('navigation')[0].toJSON()")
-
-
-def wait_for_answer(driver) -> str:
-    """Wait until the results region says ``done`` or ``error``; that state."""
-    WebDriverWait(driver, WAIT_SECONDS).until(
-        lambda d: d.find_element(By.ID, "results").get_attribute("data-state") in ("done", "error"))
-    return driver.find_element(By.ID, "results").get_attribute("data-state")
-
-
-def press(driver, *keys, hold: str = "") -> None:
-    """Type ``keys`` on the focused element, as a keyboard does (with ``hold``, e.g. Ctrl, held down)."""
-    actions = ActionChains(driver)
-    if hold:
-        actions.key_down(hold)
-    actions.send_keys(*keys)
-    if hold:
-        actions.key_up(hold)
-    actions.perform()
+    return demo_browser.open_page(driver, server.url + "/")
 
 
 def focused_id(driver) -> str:
@@ -183,17 +151,12 @@ def assert_only_own_requests(driver, server, *expected_paths: str) -> None:
 
 def screenshot(driver, tmp_path: pathlib.Path, name: str, capsys) -> pathlib.Path:
     """A full-page PNG under ``tmp_path``, copied to ``benchmarks/out/`` (git-ignored); prints its path."""
-    width, height = driver.execute_script(
-        "return [document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
-    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
-        "format": "png", "captureBeyondViewport": True,
-        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
     path = tmp_path / name
-    path.write_bytes(base64.b64decode(shot["data"]))
+    path.write_bytes(demo_browser.full_page_png(driver))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copy(path, out / name)
+    (out / name).write_bytes(path.read_bytes())
     with capsys.disabled():
         print(f"\nscreenshot: {path} (copied to {out / name})")
     return path
