@@ -36,7 +36,7 @@ MAX_TOKENS_PER_SENTENCE = 64
 WORDS = "the company said it would buy remaining shares by end of next year".split()
 
 
-def _rss_mb(pid: int) -> float:
+def rss_mb(pid: int) -> float:
     """Resident memory of process ``pid`` in MB (Linux ``/proc``)."""
     for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -102,7 +102,7 @@ def soak(model_base_path: os.PathLike | str, requests: int = 10_000, clients: in
         counts: dict = {}
         failures: list = []
         quarters = {requests * q // 4: None for q in (1, 2, 3, 4)}
-        rss: list = [round(_rss_mb(process.pid), 1)]
+        rss: list = [round(rss_mb(process.pid), 1)]
 
         def client() -> None:
             connection = http.client.HTTPConnection(host, port, timeout=120)
@@ -129,7 +129,7 @@ def soak(model_base_path: os.PathLike | str, requests: int = 10_000, clients: in
                             failures.append((kind, expected, status))
                         done = sum(counts.values())
                         if done in quarters:
-                            rss.append(round(_rss_mb(process.pid), 1))
+                            rss.append(round(rss_mb(process.pid), 1))
             finally:
                 connection.close()
 

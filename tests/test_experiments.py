@@ -18,9 +18,9 @@ def _run(args, tmp_path):
                           capture_output=True, text=True, env=env, timeout=1200, cwd=tmp_path)
 
 
-def _check_results(out: pathlib.Path, splits):
+def _check_results(out: pathlib.Path, splits, models=("sa", "lisa", "deepatt_ffn", "selective")):
     results = json.loads((out / "results.json").read_text())
-    assert set(results["models"]) == {"sa", "lisa", "deepatt_ffn", "selective"}
+    assert set(results["models"]) == set(models)
     for key, entry in results["models"].items():
         assert entry["rest"]["status"] == 200
         for split in splits:
@@ -35,7 +35,8 @@ def _check_results(out: pathlib.Path, splits):
         assert 0.0 <= results["parser"]["eval"][f"{split}.parse"]["uas"] <= 100.0
         assert (out / "parses" / f"{split}.conllu").exists()
     assert "uas" in lisa["dev.predicted"]["parsing"]
-    assert "uas" not in results["models"]["sa"]["eval"]["dev.predicted"]["parsing"]  # SA predicts no parse
+    if "sa" in models:
+        assert "uas" not in results["models"]["sa"]["eval"]["dev.predicted"]["parsing"]  # SA predicts no parse
     text = (out / "results.md").read_text()
     for fragment in ("SRL, predicted predicates", "SRL, gold predicates", "LISA + gold parse", "LISA + D&M parse", "D&M parser", "Parsing",
                      "Predicate detection"):
@@ -66,9 +67,12 @@ def test_conll05_quick_on_a_miniature_release_tree(tmp_path):
             (tree / split / layer).mkdir(parents=True)
             shutil.copy(release / source / layer / f"{source}.{layer}.gz", tree / split / layer / f"{split}.{layer}.gz")
     out = tmp_path / "conll05"
-    result = _run(["conll05", "--data-dir", str(tree), "--quick", "--out", str(out)], tmp_path)
+    # One sentence model (with the parser of the "+D&M" rows) and one predicate model: the data layout is
+    # what this test is about; open --quick above runs every model.
+    models = ("lisa", "deepatt_ffn")
+    result = _run(["conll05", "--data-dir", str(tree), "--quick", "--out", str(out), "--models", *models], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    _check_results(out, ["dev", "wsj", "brown"])
+    _check_results(out, ["dev", "wsj", "brown"], models)
 
 
 def test_incomplete_data_dir_says_what_is_expected(tmp_path):
