@@ -336,11 +336,15 @@ def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
     return out_dir
 
 
-def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: str = "best") -> pathlib.Path:
+def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: str = "best",
+               model=None) -> pathlib.Path:
     """Export the run's model to ``out_dir`` (e.g. ``exports/srl/1``, TF-Serving layout); float32.
-    ``weights``: ``best``, ``final``, ``model`` (the weights in ``model.keras``) or a path."""
+    ``weights``: ``best``, ``final``, ``model`` (the weights in ``model.keras``) or a path; ``model``:
+    the run's model already loaded that way (float32), instead of loading it again."""
     check_export_dir(out_dir)  # before the model is loaded
-    out_dir = export_model(load_run(run_dir, weights, dtype_policy="float32"), out_dir)
+    if model is None:
+        model = load_run(run_dir, weights, dtype_policy="float32")
+    out_dir = export_model(model, out_dir)
     shutil.copy(pathlib.Path(run_dir) / "config.json", out_dir / "assets" / "config.json")
     info = pathlib.Path(run_dir) / "vocab" / "vocab_info.json"  # the training data's sizes (request limits)
     if info.exists():

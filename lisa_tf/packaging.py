@@ -127,11 +127,11 @@ def _write_package(build: pathlib.Path, target: pathlib.Path) -> None:
 
 
 def _package(model, run_dir: pathlib.Path, build: pathlib.Path) -> dict:
-    """Export and ``.keras`` of ``model`` into ``build``; their sizes."""
+    """Export and ``.keras`` of ``model`` (the run's best weights, float32) into ``build``; their sizes."""
     from export.saved_model import export_run
     from lisa_tf.runs import save_model
 
-    export_run(run_dir, build / "1")  # with the run's config.json (the server's request limits read it)
+    export_run(run_dir, build / "1", model=model)  # with the run's config.json (the server's request limits read it)
     save_model(model, build / KERAS_FILE)
     return {"export_bytes": _size(build / "1"), "keras_bytes": _size(build / KERAS_FILE), "run": str(run_dir)}
 

@@ -86,22 +86,32 @@ def test_load_and_predict_without_a_path_use_the_shipped_model():
     assert json.loads(out.getvalue()) == frame
 
 
-def test_serve_without_a_base_path_serves_the_shipped_model():
+def test_rest_server_on_the_shipped_model_answers_as_its_predictor():
+    """The REST ``text`` answer of the shipped model (what ``serve`` without ``--model_base_path`` serves)
+    carries the same predicates and argument spans as ``lisa_tf.load()`` on the same text."""
+    import lisa_tf
     from export.rest_server import make_server
 
     from lisa_tf.packaging import default_model
 
+    text = "Yesterday the company announced that it will open a new office in Boston next year."
     server = make_server("srl", default_model("srl", "--model_base_path"), port=0, warn=lambda m: None)
     server.start_in_thread()
     try:
-        body = json.dumps({"signature_name": "text", "instances": [{"text": "The cat sat on the mat."}]}).encode()
+        body = json.dumps({"signature_name": "text", "instances": [{"text": text}]}).encode()
         url = f"http://127.0.0.1:{server.port}/v1/models/srl:predict"
         with urllib.request.urlopen(urllib.request.Request(url, data=body), timeout=60) as response:
             [answer] = json.loads(response.read())["predictions"]
     finally:
         server.stop()
-    [frame] = __import__("lisa_tf").load(DEFAULT_SRL / "1").predict("The cat sat on the mat.")
-    assert answer["predicate_positions"][:1] == [p["token"] for p in frame["predicates"]]
+    [frame] = lisa_tf.load().predict(text)
+    shown = {}
+    for p, position in enumerate(answer["predicate_positions"]):
+        if position >= 0:
+            shown[position] = [(role, start, end) for role, start, end in zip(
+                answer["argument_roles"][p], answer["argument_token_starts"][p], answer["argument_token_ends"][p]) if role]
+    assert shown and shown == {p["token"]: [(a["role"], a["token_start"], a["token_end"]) for a in p["arguments"]]
+                               for p in frame["predicates"]}
 
 
 def test_parse_without_a_model_uses_the_shipped_parser(tmp_path):
