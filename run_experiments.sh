@@ -3,7 +3,8 @@
 #   ./run_experiments.sh open [--quick]                       shipped PropBank-EWT data, no licence needed
 #   ./run_experiments.sh conll05 --data-dir DIR [--quick]     your conll05st-release directory
 #   ./run_experiments.sh conll12 --data-dir DIR               OntoNotes *.gold_conll, standard split
-# Options: --parse-dir DIR (external CoNLL-U parses), --all (DeepAtt RNN/CNN too), --out DIR.
+# Options: --parse-dir DIR (external CoNLL-U parses), --all (DeepAtt RNN/CNN too), --models M..., --out DIR,
+#          --contextual (each model also with MiniLM word vectors: the "+ MiniLM" rows).
 # Creates .venv from requirements.txt when it is missing or stale. Re-running resumes.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -12,11 +12,15 @@ Only requests that can be joined faithfully are: the row format (``instances``),
 the signature declares, rank 1 or 2, and rank-2 inputs of one width. Whether a signature's outputs
 can be split back is learnt once per version and signature by a probe: its first request is run as
 sent and once more padded by one position, and the signature is batched only when every output
-dimension that is not fixed either grows with the width (a token axis, cut back per request) or is the
-batch axis, and the padded answer cut back equals the plain one (floats to 1e-5, relative). A
-signature with an output of a data-dependent size (predicates found, words split in-graph) is run one
-request at a time. A joined call that the model refuses is run again one request at a time, so each
-caller gets its own answer or error.
+dimension that is not fixed either grows with the width (a token axis, cut back per request), is the
+batch axis, or is the predicate axis, and the padded answer cut back equals the plain one (floats to
+1e-5, relative). The predicate axis is the one data-dependent size that can be split back: LISA and
+SA find their own predicates, and their exports answer ``predicate_positions`` ``[batch, predicates]``
+padded with -1, with every per-predicate output padded alike (``""``, 0); in a joined answer that axis
+is as long as the batch's busiest sentence, and each request's part is cut back to its own busiest
+sentence's count — the length its lone answer has. Other data-dependent sizes (argument spans, words
+split in-graph) make a signature run one request at a time. A joined call that the model refuses is
+run again one request at a time, so each caller gets its own answer or error.
 
 Parameters are read from TensorFlow Serving's ``--batching_parameters_file`` text proto
 (``BatchingParameters``: ``max_batch_size``, ``batch_timeout_micros``, ``num_batch_threads``, each
@@ -38,6 +42,12 @@ from export.serving_codec import BadRequest, Signature
 #: Padding of the inputs the project's exports take by name (heads: -1 marks padding); other
 #: string inputs pad with ``""`` and numbers with 0.
 PAD_VALUES = {"parse_heads": -1, "tokens": b""}
+
+#: The output that counts a data-dependent predicate axis: ``[batch, predicates]``, -1 on padding.
+PREDICATE_AXIS = "predicate_positions"
+
+#: An axis entry of a split plan: the predicate axis (else ``None``, fixed, or an offset from the width).
+_PREDICATES = "predicates"
 DEFAULT_MAX_BATCH_SIZE = 32
 DEFAULT_BATCH_TIMEOUT_MICROS = 2000
 DEFAULT_MAX_BATCH_TOKENS = 4096
@@ -142,7 +152,8 @@ def pad_to_width(arrays: Mapping[str, np.ndarray], width: int) -> dict:
 
 @dataclasses.dataclass(frozen=True)
 class _SplitPlan:
-    """Per output, per non-batch axis: ``None`` (fixed) or the offset of its size from the input width."""
+    """Per output, per non-batch axis: ``None`` (fixed), the offset of its size from the input width, or
+    ``"predicates"`` (as long as the busiest row's count in ``predicate_positions``)."""
 
     offsets: dict
 
@@ -155,8 +166,17 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(a, b))
 
 
-def _cut(output: np.ndarray, axes: Sequence, width: Optional[int]) -> np.ndarray:
-    index = tuple(slice(None) if offset is None else slice(0, width + offset) for offset in axes)
+def predicate_count(outputs: Mapping[str, np.ndarray]) -> Optional[int]:
+    """The predicate axis's length in a lone answer of these rows: the most predicates any row has."""
+    positions = outputs.get(PREDICATE_AXIS)
+    if positions is None or positions.ndim != 2:
+        return None
+    return int((positions >= 0).sum(axis=1).max(initial=0))
+
+
+def _cut(output: np.ndarray, axes: Sequence, width: Optional[int], predicates: Optional[int]) -> np.ndarray:
+    index = tuple(slice(None) if offset is None else slice(0, predicates) if offset == _PREDICATES
+                  else slice(0, width + offset) for offset in axes)
     return output[(slice(None),) + index]
 
 
@@ -168,6 +188,9 @@ def make_plan(signature: Signature, arrays: Mapping[str, np.ndarray], plain: Map
     """
     width = _width(arrays)
     declared = signature.function.structured_outputs
+    predicates = predicate_count(plain)
+    if predicates is not None and plain[PREDICATE_AXIS].shape[1] != predicates:
+        predicates = None  # not padded as the rule says: no predicate axis
     offsets = {}
     for name, output in plain.items():
         spec_shape = declared[name].shape
@@ -181,11 +204,14 @@ def make_plan(signature: Signature, arrays: Mapping[str, np.ndarray], plain: Map
             if padded is None or width is None:
                 return None
             grown = padded[name].shape[axis] - output.shape[axis]
-            if grown != 1:
+            if grown == 1:
+                axes.append(output.shape[axis] - width)
+            elif grown == 0 and predicates is not None and output.shape[axis] == predicates:
+                axes.append(_PREDICATES)
+            else:
                 return None
-            axes.append(output.shape[axis] - width)
         offsets[name] = tuple(axes)
-        if padded is not None and not _same(_cut(padded[name], axes, width), output):
+        if padded is not None and not _same(_cut(padded[name], axes, width, predicates), output):
             return None
     return _SplitPlan(offsets)
 
@@ -355,9 +381,9 @@ class Batcher:
                 self.joined_calls += 1
             start = 0
             for item in batch.items:
-                own = _width(item.arrays)
-                item.result = {name: _cut(value[start:start + item.rows], plan.offsets[name], own)
-                               for name, value in outputs.items()}
+                own = {name: value[start:start + item.rows] for name, value in outputs.items()}
+                width, predicates = _width(item.arrays), predicate_count(own)
+                item.result = {name: _cut(value, plan.offsets[name], width, predicates) for name, value in own.items()}
                 start += item.rows
         except BaseException as error:
             for item in batch.items:

@@ -10,6 +10,11 @@ parsing table); with ``--parse-dir`` that directory's CoNLL-U files are used ins
 model and make one REST request against the export. Writes ``OUT/results.md``
 (the papers' table layouts), ``OUT/results.json`` and PNG figures. Re-running skips finished work
 and resumes interrupted training (every step is keyed by a file in OUT).
+
+With ``--contextual`` every model is trained a second time with contextual word vectors (the papers'
+"+ELMo" rows): the same config with ``model.contextual=minilm`` (:mod:`lisa_tf.models.contextual`),
+run ``KEY_minilm``, reported as "NAME + MiniLM" beside it, with the same conditions (LISA + MiniLM also
+with the gold and the D&M parse).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import urllib.request
 from typing import Optional
 
 from data_pipeline.errors import UserError
+from lisa_tf.evaluation.report import CONTEXTUAL_SUFFIX
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NAMES = {"parser": "D&M parser", "sa": "SA", "lisa": "LISA", "deepatt_ffn": "DeepAtt-FFN", "deepatt_rnn": "DeepAtt-RNN",
@@ -41,6 +47,16 @@ QUICK = {
 
 # The parser's share of --quick: one small BiLSTM layer.
 PARSER_QUICK = {"model.lstm_layers": "1", "model.lstm_size": "64", "model.char_embedding_size": "0"}
+
+
+#: The override that turns a model's config into its "+ MiniLM" twin (``--contextual``).
+CONTEXTUAL = {"model.contextual": "minilm"}
+
+
+def model_name(key: str) -> str:
+    """The table name of a run key: ``lisa`` → "LISA", ``lisa_minilm`` → "LISA + MiniLM"."""
+    base = key.removesuffix(CONTEXTUAL_SUFFIX)
+    return NAMES[base] + (" + MiniLM" if key != base else "")
 
 
 class DatasetLayoutError(UserError):
@@ -133,8 +149,10 @@ def _rest_smoke(export_base: pathlib.Path, model_name: str, layout: str) -> dict
 
 def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir: Optional[str] = None,
                     quick: bool = False, out: Optional[str] = None, all_models: bool = False,
-                    models: Optional[list] = None) -> dict:
-    """Run the study; returns the results dict also written to ``OUT/results.json``."""
+                    models: Optional[list] = None, contextual: bool = False) -> dict:
+    """Run the study; returns the results dict also written to ``OUT/results.json``.
+
+    ``contextual`` adds, after each model, its twin with MiniLM word vectors (run key ``KEY_minilm``)."""
     from export.saved_model import export_run
     from lisa_tf.config import load_config
     from lisa_tf.evaluation.plots import f1_by_length, plot_curves_grid, plot_f1_by_length
@@ -147,29 +165,41 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
     out.mkdir(parents=True, exist_ok=True)
     if models is None:
         models = ["sa", "lisa", "deepatt_ffn", "selective"] + (["deepatt_rnn", "deepatt_cnn"] if all_models else [])
+    unknown = [m for m in models if m.removesuffix(CONTEXTUAL_SUFFIX) not in NAMES or m == "parser"]
+    if unknown:
+        raise DatasetLayoutError(f"--models: unknown model {unknown[0]!r}; expected some of "
+                                 f"{', '.join(k for k in NAMES if k != 'parser')}")
+    if contextual:
+        models = [run for m in models for run in (m, m + CONTEXTUAL_SUFFIX)]
+    models = list(dict.fromkeys(models))
     splits = {"dev": dataset.dev, **dataset.tests}
     results: dict = {"dataset": dataset_name, "quick": quick, "models": {}}
     started = time.time()
     length_series = {}
-    if parse_dir is None and "lisa" in models:
+    if parse_dir is None and any(m.removesuffix(CONTEXTUAL_SUFFIX) == "lisa" for m in models):
         results["parser"] = _dm_parses(dataset, splits, out, quick)
         results["parse_source"] = dataset.parse_source
     for key in models:
-        config_path = ROOT / "configs" / dataset_name / f"{key}.toml"
+        base = key.removesuffix(CONTEXTUAL_SUFFIX)
+        config_path = ROOT / "configs" / dataset_name / f"{base}.toml"
         overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
         if quick:
             overrides += [f"{k}={v}" for k, v in QUICK.items()]
+        if key != base:
+            overrides += [f"{k}={v}" for k, v in CONTEXTUAL.items()]
         config = load_config(config_path, overrides)
         run_dir = out / "runs" / key
-        print(f"== {NAMES[key]}: training ({config_path.relative_to(ROOT)}) -> {run_dir}", flush=True)
+        print(f"== {model_name(key)}: training ({config_path.relative_to(ROOT)}"
+              f"{' + ' + ' '.join(f'{k}={v}' for k, v in CONTEXTUAL.items()) if key != base else ''}) -> {run_dir}",
+              flush=True)
         summary = train(config, run_dir)
-        entry = {"name": NAMES[key], "run": str(run_dir), "train": summary, "eval": {}}
+        entry = {"name": model_name(key), "run": str(run_dir), "train": summary, "eval": {}}
         limit = config.data.max_eval_sentences if quick else 0
         for split, path in splits.items():
             # Predicted predicates: LISA/SA find their own; DeepAtt/Selective with their predicate identifier.
-            conditions = {"predicted": {}} if key in ("sa", "lisa") or config.model.predicate_identifier_layers else {}
+            conditions = {"predicted": {}} if base in ("sa", "lisa") or config.model.predicate_identifier_layers else {}
             conditions["gold_predicates"] = {"gold_predicates": True}
-            if key == "lisa":
+            if base == "lisa":
                 conditions["gold_parse"] = {"gold_parse": True}
                 if split in dataset.external_parses:
                     conditions["external_parse"] = {"parse": dataset.external_parses[split]}
@@ -188,24 +218,24 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
                 wanted = condition == "gold_predicates"
                 entry["eval"][f"{split}.{condition}"] = _cached(
                     target, compute, lambda value: value.get("gold_predicates") == wanted)
-        if key in ("sa", "lisa"):
-            length_series[NAMES[key]] = entry["eval"]["dev.predicted"]["f1_by_length"]
-            if key == "lisa":
-                length_series["LISA + gold parse"] = entry["eval"]["dev.gold_parse"]["f1_by_length"]
+        if base in ("sa", "lisa"):
+            length_series[entry["name"]] = entry["eval"]["dev.predicted"]["f1_by_length"]
+            if base == "lisa":
+                length_series[entry["name"] + " + gold parse"] = entry["eval"]["dev.gold_parse"]["f1_by_length"]
                 if "dev.external_parse" in entry["eval"]:
-                    name = "LISA + D&M parse" if dataset.parse_source == "D&M" else "LISA + external parse"
-                    length_series[name] = entry["eval"]["dev.external_parse"]["f1_by_length"]
+                    parse = " + D&M parse" if dataset.parse_source == "D&M" else " + external parse"
+                    length_series[entry["name"] + parse] = entry["eval"]["dev.external_parse"]["f1_by_length"]
         export_dir = out / "exports" / key / "1"
         if not (export_dir / "saved_model.pb").exists():
             print(f"   exporting -> {export_dir}", flush=True)
             export_run(run_dir, export_dir)
-        layout = "sentence" if key in ("sa", "lisa") else "predicate"
+        layout = "sentence" if base in ("sa", "lisa") else "predicate"
         entry["rest"] = _rest_smoke(export_dir.parent, key, layout)
         print(f"   REST {entry['rest']['status']} in {entry['rest']['seconds']} s", flush=True)
         results["models"][key] = entry
     results["seconds"] = round(time.time() - started, 1)
     results.setdefault("parse_source", dataset.parse_source if dataset.external_parses else None)
-    plot_curves_grid({NAMES[k]: read_metrics(out / "runs" / k / "metrics.jsonl") for k in models}, out / "curves.png")
+    plot_curves_grid({model_name(k): read_metrics(out / "runs" / k / "metrics.jsonl") for k in models}, out / "curves.png")
     if length_series:
         plot_f1_by_length(length_series, out / "f1_by_length.png")
     if "lisa" in models:

@@ -20,6 +20,7 @@ import keras
 import lisa_tf.models  # noqa: F401  (registers the model classes that load_model reads)
 from data_pipeline.errors import UserError
 from lisa_tf.config import ExperimentConfig, config_from_dict
+from lisa_tf.weights import load_weights
 
 MODEL_FILE = "model.keras"
 
@@ -121,7 +122,7 @@ def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None
     if weights is None:
         copy.set_weights(model.get_weights())
     else:
-        copy.load_weights(weights)
+        load_weights(copy, weights)
     copy.save(path)
     return path
 
@@ -143,5 +144,5 @@ def load_run(run_dir: str | os.PathLike, weights: str = "best", dtype_policy: st
     weights = None if weights == "model" else weights_file(run_dir, weights)  # checked before the slow load
     model = load_model_file(path, dtype_policy)
     if weights is not None:
-        model.load_weights(weights)
+        load_weights(model, weights)
     return model

@@ -1,5 +1,5 @@
-"""run_experiments end to end: ``open --quick`` on the shipped data, and ``conll05 --quick`` on a
-miniature conll05st-release tree laid out from the public CoNLL-2005 test sets."""
+"""run_experiments end to end: ``open --quick --contextual`` on the shipped data, and ``conll05 --quick``
+on a miniature conll05st-release tree laid out from the public CoNLL-2005 test sets."""
 
 import json
 import os
@@ -18,7 +18,7 @@ def _run(args, tmp_path):
                           capture_output=True, text=True, env=env, timeout=1200, cwd=tmp_path)
 
 
-def _check_results(out: pathlib.Path, splits, models=("sa", "lisa", "deepatt_ffn", "selective")):
+def _check_results(out: pathlib.Path, splits, models):
     results = json.loads((out / "results.json").read_text())
     assert set(results["models"]) == set(models)
     for key, entry in results["models"].items():
@@ -27,16 +27,14 @@ def _check_results(out: pathlib.Path, splits, models=("sa", "lisa", "deepatt_ffn
             scores = entry["eval"][f"{split}.predicted"]["srl"]
             assert 0.0 <= scores["f1"] <= 100.0
     lisa = results["models"]["lisa"]["eval"]
-    assert {f"{s}.gold_parse" for s in splits} <= set(lisa)
     # no --parse-dir: the D&M parser was trained and its parse of each split injected
     assert results["parse_source"] == "D&M"
-    assert {f"{s}.external_parse" for s in splits} <= set(lisa)
+    for key in (k for k in models if k.startswith("lisa")):
+        assert {f"{s}.{c}" for s in splits for c in ("gold_parse", "external_parse")} <= set(results["models"][key]["eval"])
     for split in splits:
         assert 0.0 <= results["parser"]["eval"][f"{split}.parse"]["uas"] <= 100.0
         assert (out / "parses" / f"{split}.conllu").exists()
     assert "uas" in lisa["dev.predicted"]["parsing"]
-    if "sa" in models:
-        assert "uas" not in results["models"]["sa"]["eval"]["dev.predicted"]["parsing"]  # SA predicts no parse
     text = (out / "results.md").read_text()
     for fragment in ("SRL, predicted predicates", "SRL, gold predicates", "LISA + gold parse", "LISA + D&M parse", "D&M parser", "Parsing",
                      "Predicate detection"):
@@ -46,16 +44,24 @@ def _check_results(out: pathlib.Path, splits, models=("sa", "lisa", "deepatt_ffn
     return results
 
 
-def test_open_quick_end_to_end_and_resume(tmp_path):
+def test_open_quick_contextual_end_to_end_and_resume(tmp_path):
+    """LISA and its twin with MiniLM word vectors (``--contextual``), with the D&M parser; a predicate
+    model runs in the conll05 test below (SA is LISA with syntax off: tests/models/test_lisa.py)."""
     out = tmp_path / "open"
-    first = _run(["open", "--quick", "--out", str(out)], tmp_path)
+    args = ["open", "--quick", "--out", str(out), "--models", "lisa", "--contextual"]
+    first = _run(args, tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
-    results = _check_results(out, ["dev", "test"])
+    results = _check_results(out, ["dev", "test"], ("lisa", "lisa_minilm"))
+    for key, contextual in (("lisa", ""), ("lisa_minilm", "minilm")):
+        assert json.loads((out / "runs" / key / "config.json").read_text())["model"]["contextual"] == contextual
+    text = (out / "results.md").read_text()
+    for row in ("| LISA + MiniLM |", "| LISA + MiniLM + gold parse |", "| LISA + MiniLM + D&M parse |"):
+        assert text.count(row) >= 1, row
     # a second invocation finds everything done and recomputes nothing
-    second = _run(["open", "--quick", "--out", str(out)], tmp_path)
+    second = _run(args, tmp_path)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "training already finished" in second.stdout and "exporting" not in second.stdout
-    assert json.loads((out / "results.json").read_text())["models"]["sa"]["eval"] == results["models"]["sa"]["eval"]
+    assert json.loads((out / "results.json").read_text())["models"]["lisa_minilm"]["eval"] == results["models"]["lisa_minilm"]["eval"]
 
 
 def test_conll05_quick_on_a_miniature_release_tree(tmp_path):
@@ -67,8 +73,8 @@ def test_conll05_quick_on_a_miniature_release_tree(tmp_path):
             (tree / split / layer).mkdir(parents=True)
             shutil.copy(release / source / layer / f"{source}.{layer}.gz", tree / split / layer / f"{split}.{layer}.gz")
     out = tmp_path / "conll05"
-    # One sentence model (with the parser of the "+D&M" rows) and one predicate model: the data layout is
-    # what this test is about; open --quick above runs every model.
+    # One sentence model (with the parser of the "+D&M" rows) and one predicate model: the data layout
+    # is what this test is about; open --quick above runs a "+ MiniLM" twin.
     models = ("lisa", "deepatt_ffn")
     result = _run(["conll05", "--data-dir", str(tree), "--quick", "--out", str(out), "--models", *models], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]

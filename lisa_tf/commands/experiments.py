@@ -10,6 +10,9 @@ def add_arguments(parser):
     parser.add_argument("--quick", action="store_true", help="tiny models on a slice of the data (minutes)")
     parser.add_argument("--all", action="store_true", help="also DeepAtt-RNN and DeepAtt-CNN")
     parser.add_argument("--models", nargs="+", help="only these (sa lisa deepatt_ffn selective ...)")
+    parser.add_argument("--contextual", action="store_true",
+                        help="also train each model with MiniLM word vectors (requirements-contextual.txt): "
+                             "the \"+ MiniLM\" rows, the papers' +ELMo condition")
     parser.add_argument("--out", help="output directory (default results/DATASET[-quick])")
 
 
@@ -17,5 +20,6 @@ def run(args) -> int:
     """A wrong data layout raises ``DatasetLayoutError`` (reported by the CLI as one line, exit 2)."""
     from lisa_tf.experiments import run_experiments
 
-    run_experiments(args.dataset, args.data_dir, args.parse_dir, args.quick, args.out, args.all, args.models)
+    run_experiments(args.dataset, args.data_dir, args.parse_dir, args.quick, args.out, args.all, args.models,
+                    args.contextual)
     return 0

@@ -6,6 +6,14 @@ from lisa_tf.evaluation.tables import parsing_table, predicate_table, srl_table
 
 SPLIT_NAMES = {"dev": "Dev", "test": "Test", "wsj": "WSJ Test", "brown": "Brown Test"}
 
+#: The run key of a model's twin with contextual word vectors (``--contextual``): ``lisa_minilm``.
+CONTEXTUAL_SUFFIX = "_minilm"
+
+
+def _with_twins(keys) -> list:
+    """Each model key followed by its contextual twin's: a "+ MiniLM" row sits under its model's."""
+    return [run for key in keys for run in (key, key + CONTEXTUAL_SUFFIX)]
+
 
 def _rows(results: dict, splits, condition: str, metric: str, models) -> dict:
     rows = {}
@@ -23,14 +31,13 @@ def _rows(results: dict, splits, condition: str, metric: str, models) -> dict:
 def results_markdown(results: dict, splits) -> str:
     """Markdown tables: SRL with predicted predicates (both conventions), with gold predicates,
     parsing (POS/UAS/LAS) and predicate detection."""
-    sentence_models = [("sa", ""), ("lisa", "")]
     # DeepAtt and Selective Connection: predicted predicates come from their predicate identifier.
-    all_models = sentence_models + [(k, "") for k in ("deepatt_ffn", "deepatt_rnn", "deepatt_cnn", "selective")]
-    lisa_parses = [("lisa", " + gold parse")]
+    all_models = [(k, "") for k in _with_twins(("sa", "lisa", "deepatt_ffn", "deepatt_rnn", "deepatt_cnn", "selective"))]
+    lisa_parses = [(k, " + gold parse") for k in _with_twins(["lisa"])]
     predicted = _rows(results, splits, "predicted", "srl", all_models)
     predicted.update(_rows(results, splits, "gold_parse", "srl", lisa_parses))
     external = " + D&M parse" if results.get("parse_source") == "D&M" else " + external parse"
-    predicted.update(_rows(results, splits, "external_parse", "srl", [("lisa", external)]))
+    predicted.update(_rows(results, splits, "external_parse", "srl", [(k, external) for k in _with_twins(["lisa"])]))
     swap = _rows(results, splits, "predicted", "srl_swap", all_models)
     swap.update(_rows(results, splits, "gold_parse", "srl_swap", lisa_parses))
     gold = _rows(results, splits, "gold_predicates", "srl", all_models)

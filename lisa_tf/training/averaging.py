@@ -18,6 +18,7 @@ import numpy as np
 
 from lisa_tf.training.checkpoints import step_files as step_weight_files
 from lisa_tf.runs import RunError, load_run
+from lisa_tf.weights import load_weights, save_weights
 
 
 def checkpoint_files(run_dir: str | pathlib.Path, last: int) -> list[pathlib.Path]:
@@ -41,7 +42,7 @@ def average_weights(run_dir: str | pathlib.Path, files: Sequence[str | pathlib.P
     sums = [np.asarray(w, dtype=np.float64) if np.issubdtype(np.asarray(w).dtype, np.floating) else np.asarray(w)
             for w in model.get_weights()]
     for path in files[1:]:
-        model.load_weights(path)
+        load_weights(model, path)
         for i, weight in enumerate(model.get_weights()):
             if np.issubdtype(sums[i].dtype, np.floating):
                 sums[i] += weight
@@ -53,5 +54,5 @@ def average_weights(run_dir: str | pathlib.Path, files: Sequence[str | pathlib.P
     ])
     out = pathlib.Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    model.save_weights(out)
+    save_weights(model, out)
     return model

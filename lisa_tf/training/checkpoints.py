@@ -22,6 +22,7 @@ import sys
 import keras
 
 from data_pipeline.errors import UserError
+from lisa_tf.weights import load_weights, save_weights
 
 PREFIX, SUFFIX = "step-", ".weights.h5"
 KEEP = 2
@@ -48,9 +49,9 @@ def write_whole(path: pathlib.Path, text: str) -> None:
 
 
 def save_weights_whole(model: keras.Model, path: pathlib.Path) -> None:
-    """``model.save_weights(path)`` whole or not at all (written beside it, then renamed)."""
+    """:func:`lisa_tf.weights.save_weights` whole or not at all (written beside it, then renamed)."""
     partial = path.with_name("partial-" + path.name)
-    model.save_weights(partial)
+    save_weights(model, partial)
     os.replace(partial, path)
 
 
@@ -124,7 +125,7 @@ def restore_checkpoint(model: keras.Model, directory: str | os.PathLike) -> int:
         model.optimizer.build(model.trainable_variables)  # its variables must exist to be loaded
     for index, path in enumerate(candidates):
         try:
-            model.load_weights(path)
+            load_weights(model, path)
         except Exception as error:  # h5py and Keras raise OSError, ValueError, KeyError… for a damaged file
             following = candidates[index + 1] if index + 1 < len(candidates) else None
             fallback = f"falling back to {following.name}" if following else "no older checkpoint"

@@ -58,6 +58,7 @@ from lisa_tf.training.optimizers import make_optimizer
 from lisa_tf.training.precision import set_policy
 from lisa_tf.training.progress import StepProgress, duration
 from lisa_tf.training.strategy import is_chief, make_strategy
+from lisa_tf.weights import save_weights
 
 
 def build_vocabularies(config: ExperimentConfig, train_sentences, run_dir: pathlib.Path) -> Vocabularies:
@@ -193,7 +194,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
                   callbacks=callbacks, verbose=0, shuffle=False)
     seconds = time.time() - started
     if chief:
-        model.save_weights(run_dir / "final.weights.h5")
+        save_weights(model, run_dir / "final.weights.h5")
         save_model(model, run_dir / MODEL_FILE, weights_file(run_dir, "best"))  # the finished run: best dev weights
     best = max(evaluation.records, key=lambda r: r["dev_f1"])
     summary = {

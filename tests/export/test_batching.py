@@ -113,15 +113,44 @@ def test_joined_answers_equal_lone_answers_on_a_real_deepatt_export(deepatt_run,
     assert service.batcher.model_calls <= 2 + 4, service.batcher.model_calls  # probe x2, then a few joins
 
 
-def test_signatures_with_data_dependent_sizes_run_alone_with_the_same_answers(lisa_export):
-    from tests.export.test_saved_model import _requests
+def test_lisa_requests_join_across_their_predicate_axis(tmp_path):
+    """The shipped LISA model finds its own predicates: requests with different numbers of them (none
+    included) are joined, and each answer's predicate axis is cut back to what it is alone."""
+    from data_pipeline.splits import read_split
+    from lisa_tf.packaging import DEFAULT_SRL
+    from tests.conftest import ROOT
 
+    base = tmp_path / "srl"
+    base.mkdir()
+    (base / "1").symlink_to(DEFAULT_SRL / "1", target_is_directory=True)
+    sentences = read_split(str(ROOT / "data/propbank-ewt/dev.gold_conll.gz"), "conll12", None, 40)
+    rows = [list(s.words) for s in sentences if len(s.words) <= 30][:16]
+    bodies = []
+    for i in range(0, 16, 2):  # one and two sentences per request
+        batch = rows[i: i + 1 + (i // 2) % 2]
+        width = max(map(len, batch))
+        bodies.append({"instances": [r + [""] * (width - len(r)) for r in batch]})
+    bodies.append({"instances": [["Hello", "!"]]})  # finds no predicate: an empty predicate axis
+    service = _compare(base, bodies, {"instances": [["Thanks", "for", "the", "help", "."]]})
+    assert service.batcher.joined_calls >= 1
+    assert service.batcher.model_calls <= 2 + 6, service.batcher.model_calls  # probe x2, then a few joins
+    # the property checked is only meaningful when the predicate axes differ between requests
+    plain = _service(base)
+    try:
+        counts = {len(plain.predict(plain.model_name, None, json.dumps(b).encode())["predictions"][0]["srl_tags"])
+                  for b in bodies}
+    finally:
+        plain.versions.stop()
+    assert len(counts) >= 3 and 0 in counts, counts
+
+
+def test_signatures_with_data_dependent_sizes_run_alone_with_the_same_answers(lisa_export):
+    """``text`` answers argument spans (an axis per argument found) and splits words in-graph: never joined."""
     run, export = lisa_export
-    _, requests, _ = _requests(run)
-    bodies = [{"instances": [[t for t in requests["tokens"][i] if t]]} for i in range(6)]
+    bodies = [{"signature_name": "text", "instances": [t]}
+              for t in ("The cat sat.", "He said she left and came back.", "Hello!", "It rained.")]
     service = _compare(export.parent, bodies, bodies[0])
-    # LISA's outputs have a predicate axis sized by what the model finds: never split, never joined
-    assert service.batcher.joined_calls == 0 and service.batcher.model_calls == 2 + len(bodies)
+    assert service.batcher.joined_calls == 0 and service.batcher.model_calls == 1 + len(bodies)
 
 
 def test_token_budget_and_batch_size_bound_each_call(tiny_model_base):

@@ -100,3 +100,35 @@ def test_a_config_saved_before_the_fields_loads_with_the_defaults():
     model_dict = dataclasses.asdict(ModelConfig())
     del model_dict["contextual"], model_dict["contextual_mode"]
     assert ModelConfig(**model_dict).contextual_mode == "concat"
+
+
+def test_weight_files_leave_out_the_frozen_encoder_and_load_back(tmp_path):
+    """``*.weights.h5`` files skip the frozen encoder (it comes from its package when a model is built):
+    the file holds only the other weights, and loading it into a fresh model gives the same scores —
+    as does loading a file written with the encoder (by ``model.save_weights``, as older runs did)."""
+    import h5py
+
+    from lisa_tf.weights import frozen_parts, load_weights, save_weights
+
+    model, batch = tiny_model("deepatt")
+    expected = np.asarray(model.predict_scores(batch)["srl_probs"])
+    encoder_params = sum(int(np.prod(w.shape)) for part in frozen_parts(model) for w in part.weights)
+    assert frozen_parts(model) == [model.backbone.encoder] and encoder_params > 20_000_000
+    save_weights(model, tmp_path / "lean.weights.h5")
+    model.save_weights(tmp_path / "whole.weights.h5")
+
+    def stored(path):
+        with h5py.File(path, "r") as f:
+            sizes = []
+            f.visititems(lambda name, item: sizes.append(item.size) if isinstance(item, h5py.Dataset) else None)
+            return sum(sizes)
+
+    assert stored(tmp_path / "lean.weights.h5") == model.count_params() - encoder_params
+    assert stored(tmp_path / "whole.weights.h5") == model.count_params()
+    for name in ("lean", "whole"):
+        fresh, _ = tiny_model("deepatt")
+        for variable in fresh.trainable_variables:  # other weights than the saved model's
+            variable.assign(tf.random.normal(variable.shape, seed=7, dtype=variable.dtype))
+        assert not np.allclose(np.asarray(fresh.predict_scores(batch)["srl_probs"]), expected, atol=1e-6)
+        load_weights(fresh, tmp_path / f"{name}.weights.h5")
+        np.testing.assert_allclose(np.asarray(fresh.predict_scores(batch)["srl_probs"]), expected, atol=1e-6)
