@@ -214,10 +214,11 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
                     return metrics
 
                 # A "predicted" result of DeepAtt/Selective saved before they identified predicates
-                # holds gold-predicate scores: recomputed.
+                # holds gold-predicate scores, and one written by ``evaluate --out`` has no F1 by
+                # length: recomputed.
                 wanted = condition == "gold_predicates"
                 entry["eval"][f"{split}.{condition}"] = _cached(
-                    target, compute, lambda value: value.get("gold_predicates") == wanted)
+                    target, compute, lambda value: value.get("gold_predicates") == wanted and "f1_by_length" in value)
         if base in ("sa", "lisa"):
             length_series[entry["name"]] = entry["eval"]["dev.predicted"]["f1_by_length"]
             if base == "lisa":

@@ -3,9 +3,9 @@
 A model with contextual word vectors (``model.contextual``, :mod:`lisa_tf.models.contextual`) holds a
 frozen keras-hub encoder that is loaded from its package whenever the model is built, and never
 changes in training. Writing its 22.7 M parameters (MiniLM) into every weight file a run keeps — the
-interval checkpoints, the per-evaluation weights, ``best`` and ``final`` — made a 2,000-step MiniLM
-run's directory 1.2 GB (an interval checkpoint: 137 MB with the encoder, against 47 MB for the same
-model's other weights and optimiser state). The ``*.weights.h5`` files this module writes skip the encoder
+interval checkpoints, the per-evaluation weights, ``best`` and ``final`` — made the 2,000-step LISA +
+MiniLM run of ``configs/open`` 1.2 GB (an interval checkpoint: 136.5 MB); without it the SA + MiniLM
+run is 427 MB (a checkpoint: 42.6 MB). The ``*.weights.h5`` files this module writes skip the encoder
 (Keras' ``objects_to_skip``), and it loads them skipping it too, so a file written with the encoder
 (by an older run) loads the same. A ``.keras`` model file (:func:`lisa_tf.runs.save_model`) and a
 SavedModel export still hold every weight: they are what a model is handed on as.
