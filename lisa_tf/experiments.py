@@ -185,13 +185,11 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
         overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
         if quick:
             overrides += [f"{k}={v}" for k, v in QUICK.items()]
-        if key != base:
-            overrides += [f"{k}={v}" for k, v in CONTEXTUAL.items()]
-        config = load_config(config_path, overrides)
+        twin = [f"{k}={v}" for k, v in CONTEXTUAL.items()] if key != base else []
+        config = load_config(config_path, overrides + twin)
         run_dir = out / "runs" / key
-        print(f"== {model_name(key)}: training ({config_path.relative_to(ROOT)}"
-              f"{' + ' + ' '.join(f'{k}={v}' for k, v in CONTEXTUAL.items()) if key != base else ''}) -> {run_dir}",
-              flush=True)
+        source = " + ".join([str(config_path.relative_to(ROOT)), *twin])
+        print(f"== {model_name(key)}: training ({source}) -> {run_dir}", flush=True)
         summary = train(config, run_dir)
         entry = {"name": model_name(key), "run": str(run_dir), "train": summary, "eval": {}}
         limit = config.data.max_eval_sentences if quick else 0

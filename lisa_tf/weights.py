@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 
 import keras
+# ``Model.save_weights`` takes no ``objects_to_skip`` (``load_weights`` does): the saving function
+# behind it does, in Keras' saving library (keras 3.15.1 is pinned in requirements.txt).
 from keras.src.saving import saving_lib
 
 from lisa_tf.models.contextual import ContextualWordFeatures
