@@ -10,6 +10,10 @@ Models (``--models``, default ``deepatt_paper keras_hub_paper``):
   ``keras_hub.layers.SinePositionEncoding`` — the stock baseline our attention layer has to match;
 * any ``configs/**/*.toml``, optionally with overrides after a colon: that configuration's model (e.g.
   ``configs/open/lisa.toml`` or ``configs/open/selective.toml:model.selective=false,model.bilstm_encoder=true``).
+  A model with contextual word vectors (``configs/open/lisa_minilm.toml``) reads its frozen encoder's
+  layers from the feature cache, as training does (:mod:`lisa_tf.models.feature_cache`; built for the
+  sampled sentences in ``.contextual-cache`` beside ``--out`` on first use): its tokens/s are those of
+  training on cached features, to set against the same config without them.
 
 All models see the same real batches (PropBank-EWT train, token-budget batching, each model's own
 layout), the same optimiser (Nadam, clip 1.0) and the same dtype policy (``--policy``, default ``auto``:
@@ -68,12 +72,16 @@ from data_pipeline.dataset import make_dataset  # noqa: E402
 from data_pipeline.vocab import Vocabularies  # noqa: E402
 from lisa_tf.config import ModelConfig, load_config  # noqa: E402
 from lisa_tf.models import build_model  # noqa: E402
+from lisa_tf.models.feature_cache import FeatureCache  # noqa: E402
 from lisa_tf.models.preprocessor import SrlPreprocessor  # noqa: E402
 from data_pipeline.splits import read_split  # noqa: E402
 from lisa_tf.losses import masked_cross_entropy, per_replica  # noqa: E402
 from lisa_tf.training.precision import resolve_policy  # noqa: E402
+from lisa_tf.weights import frozen_parts  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "out" / "throughput.json"
+#: Where the contextual features of the sampled sentences are cached (``main`` puts it beside ``--out``).
+FEATURE_CACHE = OUT.parent / ".contextual-cache"
 tf.get_logger().setLevel("ERROR")  # retracing notices for the batch shapes are expected
 OPEN_DATA = load_config(ROOT / "configs" / "open" / "deepatt_ffn.toml").data
 #: DeepAtt-FFN, Tan et al. 2018 §4 "Model Setup" (the paper's model: without the predicate identifier,
@@ -242,14 +250,17 @@ def build(name: str, model_config: ModelConfig, vocabs: Vocabularies):
     return build_model(model_config, vocabs)
 
 
-def sample_batches(train_sentences, vocabs: Vocabularies, layout: str, batch_tokens: int, count: int):
+def sample_batches(train_sentences, vocabs: Vocabularies, layout: str, batch_tokens: int, count: int, attach=None):
     """``count`` batches spread evenly over the length-sorted batches (short, medium and long), and a
-    ``tf.data`` pipeline that repeats them."""
+    ``tf.data`` pipeline that repeats them; ``attach`` (a feature cache's) adds features to each batch."""
     dataset, _ = make_dataset(train_sentences, vocabs, layout=layout, token_budget=batch_tokens, shuffle=False,
                               unknown_labels="map", preprocess=SrlPreprocessor(vocabs.words.entries, layout))
     every = list(dataset)
     batches = [every[i] for i in np.linspace(0, len(every) - 1, min(count, len(every))).round().astype(int)]
-    repeated = tf.data.Dataset.from_generator(lambda: iter(batches), output_signature=dataset.element_spec).repeat()
+    if attach is not None:
+        batches = [attach(b) for b in batches]
+    spec = {k: tf.TensorSpec([None] * v.shape.rank, v.dtype) for k, v in batches[0].items()}
+    repeated = tf.data.Dataset.from_generator(lambda: iter(batches), output_signature=spec).repeat()
     return batches, repeated
 
 
@@ -266,7 +277,14 @@ class Prepared:
             data_cache[key] = read_split(config_data.train, config_data.format, config_data.parse_train or None, sentences)
         vocabs = Vocabularies.build(data_cache[key])
         self.model = build(name, self.config, vocabs)
-        self.batches, self.dataset = sample_batches(data_cache[key], vocabs, self.model.layout, batch_tokens, max_batches)
+        attach = None
+        encoders = frozen_parts(self.model)
+        if encoders:  # training reads the frozen encoder's layers from the feature cache: so does this
+            cache = FeatureCache(FEATURE_CACHE, self.config.contextual, self.config.contextual_pooling)
+            cache.build([s.words for s in data_cache[key]], encoder=encoders[0])
+            attach = cache.attach
+        self.batches, self.dataset = sample_batches(data_cache[key], vocabs, self.model.layout, batch_tokens, max_batches,
+                                                    attach)
         self.tokens = int(sum(int(b["length"].numpy().sum()) for b in self.batches))
         self.model(self.batches[0], training=False)
         print(f"{name} [{resolved_policy}]: {len(self.batches)} batches, {self.tokens} tokens ...", flush=True)
@@ -311,8 +329,9 @@ def paired(policy: str, rounds: int, sentences: int, batch_tokens: int, max_batc
 
 
 def run(models, policies, sentences: int, batch_tokens: int, max_batches: int, matmul_size: int,
-        matmul: dict | None = None) -> dict:
-    """Every model under every policy; returns the JSON report (``matmul``: GFLOP/s measured before)."""
+        matmul: dict | None = None, repeats: int = 3) -> dict:
+    """Every model under every policy; returns the JSON report (``matmul``: GFLOP/s measured before;
+    each rate is the best of ``repeats`` passes)."""
     matmul = matmul or {dtype: matmul_rate(dtype, matmul_size) for dtype in ("float32", "bfloat16")}
     data_cache = {}
     rows = []
@@ -322,7 +341,8 @@ def run(models, policies, sentences: int, batch_tokens: int, max_batches: int, m
             keras.mixed_precision.set_global_policy(resolved)
             item = Prepared(name, resolved, sentences, batch_tokens, max_batches, data_cache)
             row = {"model": name, "policy": resolved, "batches": len(item.batches), "tokens": item.tokens}
-            row.update(measure(item.model, item.config, item.dataset, item.batches, item.tokens, matmul, resolved))
+            row.update(measure(item.model, item.config, item.dataset, item.batches, item.tokens, matmul, resolved,
+                               repeats))
             rows.append(row)
             keras.backend.clear_session()
     keras.mixed_precision.set_global_policy("float32")
@@ -399,14 +419,17 @@ def main(argv=None) -> int:
     parser.add_argument("--paired-rounds", type=int, default=4,
                         help="rounds of alternating DeepAtt / keras-hub passes (when both are in --models; 0 = none)")
     parser.add_argument("--paired-only", action="store_true", help="only the paired DeepAtt / keras-hub comparison")
+    parser.add_argument("--repeats", type=int, default=3, help="timed passes per rate (the best counts)")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
+    global FEATURE_CACHE
+    FEATURE_CACHE = pathlib.Path(args.out).parent / ".contextual-cache"
     if args.no_dropout:
         global PAPER
         PAPER = dataclasses.replace(PAPER, residual_dropout=0.0, attention_dropout=0.0, relu_dropout=0.0)
     matmul = dict(zip(("float32", "bfloat16"), args.matmul_gflops)) if args.matmul_gflops else None
     report = {} if args.paired_only else run(args.models, args.policy, args.sentences, args.batch_tokens, args.batches,
-                                               args.matmul_size, matmul)
+                                               args.matmul_size, matmul, args.repeats)
     if args.paired_rounds > 0 and {"deepatt_paper", "keras_hub_paper"} <= set(args.models):
         report["paired"] = {}
         for policy in args.policy:

@@ -32,6 +32,8 @@ name                        shape      dtype   meaning
 ``pos_ids``                 [B, T]     int32   ``pos`` ids (only when the sentences have POS)
 ``joint_pos_predicate_ids`` [B, T]     int32   ``joint_pos_predicate`` ids (``TAG`` / ``TAG:PREDICATE``)
 ``dep_label_ids``           [B, T]     int32   ``dep_labels`` ids (only with heads and labels)
+``upos_ids``                [B, T]     int32   ``upos`` ids (only when the sentences have UPOS and the
+                                               vocabularies have a ``upos`` vocabulary)
 --------------------------  ---------  ------  ---------------------------------------------------------
 sentence layout only
 --------------------------  ---------  ------  ---------------------------------------------------------
@@ -219,10 +221,12 @@ def _token_features(sentence: Sentence, index: int, vocabs: Vocabularies, encode
         features["parse_heads"] = list(sentence.heads)
     if has["dep_labels"]:
         features["dep_label_ids"] = encoder.ids(vocabs.dep_labels, sentence.dep_labels, sentence)
+    if has["upos"]:
+        features["upos_ids"] = encoder.ids(vocabs.upos, sentence.upos, sentence)
     return features
 
 
-_TOKEN_FEATURES = ("tokens", "pos_ids", "joint_pos_predicate_ids", "parse_heads", "dep_label_ids")
+_TOKEN_FEATURES = ("tokens", "pos_ids", "joint_pos_predicate_ids", "parse_heads", "dep_label_ids", "upos_ids")
 
 
 def encode(
@@ -246,6 +250,7 @@ def encode(
         "heads": _available(sentences, "heads"),
     }
     has["dep_labels"] = has["heads"] and _available(sentences, "dep_labels")
+    has["upos"] = bool(len(vocabs.upos)) and _available(sentences, "upos")
     report = DatasetReport(layout=layout, sentences=len(sentences))
     bio = BioReport()
     examples: list[dict] = []

@@ -53,6 +53,8 @@ class Sentence:
         predicates: predicates in token order.
         source: file the sentence came from; ``line``: 1-based line of its first token.
         doc_id: document id where the format has one.
+        upos: universal POS tags (CoNLL-U's UPOS column) when the data has them beside ``pos``, else
+            ``None``.
         word_lines: 1-based line of each word where they are not the consecutive lines from ``line`` (CoNLL-U
             skips range and empty-node lines); ``None`` otherwise. Not part of equality.
     """
@@ -66,6 +68,7 @@ class Sentence:
     source: Optional[str] = None
     line: Optional[int] = None
     doc_id: Optional[str] = None
+    upos: Optional[list[str]] = None
     word_lines: Optional[list[int]] = dataclasses.field(default=None, compare=False, repr=False)
 
     def __len__(self) -> int:

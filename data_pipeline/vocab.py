@@ -12,6 +12,9 @@ name (file ``<name>.txt``)    entries               fixed indices
 ``joint_pos_predicate``       LISA's joint labels    sorted: every POS tag plus ``TAG:PREDICATE`` for
                                                      each tag seen on a predicate (Strubell 2018 §2.3)
 ``dep_labels``                dependency labels      sorted, no reserved entry
+``upos``                      universal POS tags     sorted, no reserved entry (CoNLL-U data only;
+                                                     a directory saved without ``upos.txt`` loads
+                                                     it empty)
 ============================ ===================== ==============================================
 
 Label vocabularies have no padding entry: padded positions carry index 0 and are masked (see
@@ -46,7 +49,9 @@ OOV = "<unk>"
 PAD_ID = 0
 OOV_ID = 1
 PREDICATE_SUFFIX = ":PREDICATE"
-VOCABULARY_NAMES = ("words", "srl", "pos", "joint_pos_predicate", "dep_labels")
+VOCABULARY_NAMES = ("words", "srl", "pos", "joint_pos_predicate", "dep_labels", "upos")
+#: Vocabularies a saved directory may lack (written before they existed): loaded empty.
+OPTIONAL_VOCABULARIES = ("upos",)
 INFO_FILE = "vocab_info.json"
 
 
@@ -222,8 +227,8 @@ class Vocabularies:
     """All vocabularies of a run (see the module docstring for each one's layout).
 
     Attributes:
-        words, srl, pos, joint_pos_predicate, dep_labels: the vocabularies; a label vocabulary is
-            empty when the training data has no such annotation (e.g. no dependency labels).
+        words, srl, pos, joint_pos_predicate, dep_labels, upos: the vocabularies; a label vocabulary
+            is empty when the training data has no such annotation (e.g. no dependency labels).
         info: build settings and counts (``min_count``, ``sentences``, ``word_types``,
             ``words_below_min_count``, ``bio`` — a :class:`BioReport` dict); saved as JSON.
     """
@@ -234,6 +239,7 @@ class Vocabularies:
     joint_pos_predicate: Vocabulary
     dep_labels: Vocabulary
     info: dict = dataclasses.field(default_factory=dict)
+    upos: Vocabulary = dataclasses.field(default_factory=lambda: Vocabulary("upos", []))
 
     @classmethod
     def build(cls, sentences: Iterable[Sentence], min_count: int = 1) -> "Vocabularies":
@@ -251,6 +257,7 @@ class Vocabularies:
         pos_tags: set[str] = set()
         joint: set[str] = set()
         dep_labels: set[str] = set()
+        upos: set[str] = set()
         bio = BioReport()
         n_sentences = longest = 0
         for sentence in sentences:
@@ -266,6 +273,8 @@ class Vocabularies:
                 joint.update(joint_pos_predicate_labels(sentence))
             if sentence.dep_labels is not None:
                 dep_labels.update(sentence.dep_labels)
+            if sentence.upos is not None:
+                upos.update(sentence.upos)
         kept_words = sorted(
             (w for w, c in word_counts.items() if c >= min_count and w not in (PAD, OOV)),
             key=lambda w: (-word_counts[w], w),
@@ -289,6 +298,7 @@ class Vocabularies:
             joint_pos_predicate=Vocabulary("joint_pos_predicate", sorted(joint)),
             dep_labels=Vocabulary("dep_labels", sorted(dep_labels)),
             info=info,
+            upos=Vocabulary("upos", sorted(upos)),
         )
 
     def word_id(self, word: str) -> int:
@@ -314,6 +324,9 @@ class Vocabularies:
         directory = pathlib.Path(directory)
         loaded = {}
         for name in VOCABULARY_NAMES:
+            if name in OPTIONAL_VOCABULARIES and not (directory / f"{name}.txt").exists():
+                loaded[name] = Vocabulary(name, [])
+                continue
             loaded[name] = Vocabulary.load(directory / f"{name}.txt", name, oov_id=OOV_ID if name == "words" else None)
         words = loaded["words"].entries
         if words[:2] != [PAD, OOV]:

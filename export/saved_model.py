@@ -8,8 +8,8 @@ with) with its best weights (:func:`lisa_tf.runs.load_run`; ``export_model`` tak
 writes a SavedModel with ``keras.export.ExportArchive``: the model's variables, its preprocessor (the
 same in-graph features as training: lower-casing, the word table, masks, predicate indicator, head
 convention), the Viterbi decoder (for the parser, Eisner's tree decoder), and the label-name tables
-read from ``assets/`` (``srl_labels.tsv``, ``pos_tags.tsv``, ``dep_labels.tsv``, one ``entry<TAB>id``
-per line). Only the signatures below are exported; Keras adds none of its own.
+read from ``assets/`` (``srl_labels.tsv``, ``pos_tags.tsv``, ``dep_labels.tsv``, and ``upos_tags.tsv`` when
+the data had UPOS; one ``entry<TAB>id`` per line). Only the signatures below are exported; Keras adds none of its own.
 
 Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
 
@@ -46,9 +46,10 @@ Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
   padded with ``""``, ``sentences(sentences: string [B])`` split on whitespace in-graph, and
   ``text(text: string [B])`` tokenised in-graph like the sentence models' ``text``; outputs ``heads``
   int32 [B, T] (1-based CoNLL-U heads, 0 = root, −1 on padding), ``dep_labels`` string [B, T] (each
-  token's best label for its head), ``pos`` string [B, T] (the jointly predicted tags), ``lengths``
-  int32 [B]; ``text`` also ``tokens``, ``token_starts``/``token_ends`` as above. ``dep_labels`` or
-  ``pos`` is left out when the model has no such labels (unlabelled parsing, no tagger). The trees
+  token's best label for its head), ``pos`` string [B, T] (the jointly predicted tags; XPOS for
+  CoNLL-U data), ``upos`` string [B, T] (the jointly predicted universal tags), ``lengths`` int32 [B];
+  ``text`` also ``tokens``, ``token_starts``/``token_ends`` as above. ``dep_labels``, ``pos`` or
+  ``upos`` is left out when the model has no such labels (unlabelled parsing, no tagger). The trees
   are decoded in-graph with Eisner's projective algorithm (:func:`lisa_tf.decoding.eisner.eisner_heads`:
   exactly one root dependent, no cycle); ``python -m lisa_tf parse`` with a run uses Chu-Liu-Edmonds
   (:func:`lisa_tf.decoding.mst.decode_tree`), which also allows non-projective trees, so the two
@@ -96,7 +97,8 @@ class LabelNames(tf.Module):
         self.assets = {
             kind: tf.saved_model.Asset(_write_table_asset(asset_dir, file, labels))
             for kind, file, labels in (("srl", "srl_labels", model.srl_labels), ("pos", "pos_tags", model.pos_labels),
-                                       ("dep", "dep_labels", model.dep_labels))
+                                       ("dep", "dep_labels", model.dep_labels), ("upos", "upos_tags", model.upos_labels))
+            if kind != "upos" or labels  # models before the UPOS vocabulary, and data without UPOS, have none
         }
         self.tables = {kind: _name_table(asset.asset_path) for kind, asset in self.assets.items()}
 
@@ -152,10 +154,11 @@ def serving_functions(model, names: LabelNames) -> dict:
         return per_predicate_outputs(batch, flags, positions, tags, probs) | syntax_outputs(decoded, mask)
 
     def syntax_outputs(decoded, mask):
-        """``pos``, ``heads`` (CoNLL-U) and ``dep_labels`` [B, T] of those the model decoded."""
+        """``pos``, ``upos``, ``heads`` (CoNLL-U) and ``dep_labels`` [B, T] of those the model decoded."""
         out = {}
-        if "pos" in decoded:
-            out["pos"] = names(decoded["pos"], "pos", mask)
+        for kind in ("pos", "upos"):
+            if kind in decoded:
+                out[kind] = names(decoded[kind], kind, mask)
         if "heads" in decoded:
             out["heads"] = to_conllu(decoded["heads"], mask)
         if "dep_labels" in decoded:
@@ -164,7 +167,7 @@ def serving_functions(model, names: LabelNames) -> dict:
 
     def parse(tokens):
         """The dependency parser: each sentence's best projective tree (Eisner, in-graph), each token's
-        best label for its head, and its POS."""
+        best label for its head, and its POS (and UPOS)."""
         batch = model.preprocessor({"tokens": tokens})
         decoded = model.decode_scores(model.predict_scores(batch), batch, tree=True)
         return {"lengths": batch["length"]} | syntax_outputs(decoded, batch["token_mask"])

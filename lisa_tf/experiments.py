@@ -14,7 +14,9 @@ and resumes interrupted training (every step is keyed by a file in OUT).
 With ``--contextual`` every model is trained a second time with contextual word vectors (the papers'
 "+ELMo" rows): the same config with ``model.contextual=minilm`` (:mod:`lisa_tf.models.contextual`),
 run ``KEY_minilm``, reported as "NAME + MiniLM" beside it, with the same conditions (LISA + MiniLM also
-with the gold and the D&M parse).
+with the gold and the D&M parse). The D&M parser gets its twin too (``parser_minilm``, parses in
+``OUT/parses/SPLIT_minilm.conllu``): LISA + MiniLM's "+ D&M parse" is that parser's, so the parse injected
+into a model with MiniLM vectors comes from a parser with the same vectors.
 """
 
 from __future__ import annotations
@@ -176,9 +178,13 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
     results: dict = {"dataset": dataset_name, "quick": quick, "models": {}}
     started = time.time()
     length_series = {}
+    twin_parses: dict = {}  # the MiniLM parser's parse of each split, for LISA + MiniLM
     if parse_dir is None and any(m.removesuffix(CONTEXTUAL_SUFFIX) == "lisa" for m in models):
-        results["parser"] = _dm_parses(dataset, splits, out, quick)
-        results["parse_source"] = dataset.parse_source
+        results["parser"], dataset.external_parses = _dm_parses(dataset, splits, out, quick)
+        dataset.parse_source = results["parse_source"] = "D&M"
+        if "lisa" + CONTEXTUAL_SUFFIX in models:
+            twin = "parser" + CONTEXTUAL_SUFFIX
+            results[twin], twin_parses = _dm_parses(dataset, splits, out, quick, twin)
     for key in models:
         base = key.removesuffix(CONTEXTUAL_SUFFIX)
         config_path = ROOT / "configs" / dataset_name / f"{base}.toml"
@@ -199,8 +205,9 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
             conditions["gold_predicates"] = {"gold_predicates": True}
             if base == "lisa":
                 conditions["gold_parse"] = {"gold_parse": True}
-                if split in dataset.external_parses:
-                    conditions["external_parse"] = {"parse": dataset.external_parses[split]}
+                parses = twin_parses if key != base and twin_parses else dataset.external_parses
+                if split in parses:
+                    conditions["external_parse"] = {"parse": parses[split]}
             for condition, options in conditions.items():
                 target = out / "eval" / key / f"{split}.{condition}.json"
                 print(f"   evaluating {split} ({condition})", flush=True)
@@ -212,11 +219,16 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
                     return metrics
 
                 # A "predicted" result of DeepAtt/Selective saved before they identified predicates
-                # holds gold-predicate scores, and one written by ``evaluate --out`` has no F1 by
-                # length: recomputed.
+                # holds gold-predicate scores, one written by ``evaluate --out`` has no F1 by length,
+                # and one with another parse file injected is another condition: recomputed.
                 wanted = condition == "gold_predicates"
-                entry["eval"][f"{split}.{condition}"] = _cached(
-                    target, compute, lambda value: value.get("gold_predicates") == wanted and "f1_by_length" in value)
+                parse = f"parse {options['parse']}" if "parse" in options else None
+
+                def still_valid(value):
+                    return (value.get("gold_predicates") == wanted and "f1_by_length" in value
+                            and (parse is None or value.get("condition") == parse))
+
+                entry["eval"][f"{split}.{condition}"] = _cached(target, compute, still_valid)
         if base in ("sa", "lisa"):
             length_series[entry["name"]] = entry["eval"]["dev.predicted"]["f1_by_length"]
             if base == "lisa":
@@ -265,11 +277,12 @@ def _syntax_heatmap(run_dir: pathlib.Path, dataset: Dataset, png: pathlib.Path) 
                            title="LISA syntax head (predicted parse) vs gold heads (red)")
 
 
-def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool) -> dict:
-    """Train the Dozat & Manning parser, parse every split's words into ``OUT/parses/SPLIT.conllu``
-    and make those the dataset's external parses (the paper's "+D&M" condition). Returns the
-    parser's entry: its training summary and, per split, UAS/LAS/POS against the split's gold trees
-    (punctuation excluded) with the parsing time."""
+def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, key: str = "parser") -> tuple:
+    """Train the Dozat & Manning parser (run ``OUT/runs/KEY``; ``parser_minilm``: with MiniLM vectors)
+    and parse every split's words into ``OUT/parses/SPLIT.conllu`` (``SPLIT_minilm.conllu``), the
+    paper's "+D&M" parses. Returns the parser's entry (its training summary and, per split, UAS/LAS/POS
+    against the split's gold trees, punctuation excluded, with the parsing time) and the parse file of
+    each split."""
     from data_pipeline.splits import read_split
     from lisa_tf.config import load_config
     from lisa_tf.parse import conllu_lines, parse_scores, parse_sentences
@@ -284,14 +297,17 @@ def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool) -
         overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
     if quick:
         overrides += [f"{k}={v}" for k, v in {**QUICK, **PARSER_QUICK}.items()]
-    config = load_config(config_path, overrides)
-    run_dir = out / "runs" / "parser"
-    print(f"== {NAMES['parser']}: training ({config_path.relative_to(ROOT)}) -> {run_dir}", flush=True)
-    entry = {"name": NAMES["parser"], "run": str(run_dir), "train": train(config, run_dir), "eval": {}}
+    twin = [f"{k}={v}" for k, v in CONTEXTUAL.items()] if key != "parser" else []
+    config = load_config(config_path, overrides + twin)
+    run_dir = out / "runs" / key
+    source = " + ".join([str(config_path.relative_to(ROOT)), *twin])
+    print(f"== {model_name(key)}: training ({source}) -> {run_dir}", flush=True)
+    entry = {"name": model_name(key), "run": str(run_dir), "train": train(config, run_dir), "eval": {}}
     limit = config.data.max_eval_sentences if quick else 0
     model = None
+    parses = {}
     for split, path in splits.items():
-        conllu = out / "parses" / f"{split}.conllu"
+        conllu = out / "parses" / f"{split}{key.removeprefix('parser')}.conllu"
 
         def compute():
             nonlocal model
@@ -306,8 +322,7 @@ def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool) -
             return {**parse_scores(gold, parsed), "sentences": len(parsed), "seconds": round(seconds, 2),
                     "sentences_per_second": round(len(parsed) / seconds, 1)}
 
-        entry["eval"][f"{split}.parse"] = _cached(out / "eval" / "parser" / f"{split}.json", compute,
+        entry["eval"][f"{split}.parse"] = _cached(out / "eval" / key / f"{split}.json", compute,
                                                   lambda value: conllu.exists())
-        dataset.external_parses[split] = str(conllu)
-    dataset.parse_source = "D&M"
-    return entry
+        parses[split] = str(conllu)
+    return entry, parses

@@ -39,7 +39,8 @@ def _scorer(model):
 
 
 def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 4096, tree: bool = True) -> list[Sentence]:
-    """``sentences`` with the parser's ``heads`` (1-based, 0 = root), ``dep_labels`` and ``pos``.
+    """``sentences`` with the parser's ``heads`` (1-based, 0 = root), ``dep_labels``, ``pos`` and ``upos``
+    (the tags the parser has; a parser without a UPOS tagger leaves ``upos`` as it was).
 
     Args:
         model: a :class:`~lisa_tf.models.parser.DependencyParser`.
@@ -59,7 +60,8 @@ def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 40
         scores = scorer({name: batch[name] for name in _FEATURES})
         arcs = scores["arc_log_probs"].numpy()
         label_ids = scores["label_ids"].numpy() if "label_ids" in scores else None
-        pos = np.argmax(scores["pos_probs"].numpy(), axis=-1) if "pos_probs" in scores else None
+        tags = {name: np.argmax(scores[f"{name}_probs"].numpy(), axis=-1)
+                for name in ("pos", "upos") if f"{name}_probs" in scores}
         for b, (s, n) in enumerate(zip(batch["sentence_index"].numpy(), batch["length"].numpy())):
             n = int(n)
             if tree:
@@ -71,18 +73,18 @@ def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 40
             if label_ids is not None:
                 columns = np.where(heads == 0, np.arange(n), heads - 1)  # back to self-loop columns
                 changes["dep_labels"] = [vocabs.dep_labels.entry(int(label_ids[b, d, h])) for d, h in enumerate(columns)]
-            if pos is not None:
-                changes["pos"] = [vocabs.pos.entry(int(i)) for i in pos[b, :n]]
+            for name, ids in tags.items():
+                changes[name] = [getattr(vocabs, name).entry(int(i)) for i in ids[b, :n]]
             parsed[int(s)] = dataclasses.replace(sentences[int(s)], **changes)
     return parsed
 
 
 def parse_with_export(signature, sentences: Sequence[Sentence], token_budget: int = 4096) -> list[Sentence]:
-    """``sentences`` with the ``heads``, ``dep_labels`` and ``pos`` of a parser export.
+    """``sentences`` with the ``heads``, ``dep_labels``, ``pos`` and ``upos`` of a parser export.
 
     Args:
         signature: the export's ``serving_default`` (``tokens`` string [B, T] → ``heads``, and
-            ``dep_labels``/``pos`` when the parser has them), called with keyword arguments.
+            ``dep_labels``/``pos``/``upos`` when the parser has them), called with keyword arguments.
         sentences: the words to parse, none empty.
         token_budget: most padded tokens per call (consecutive sentences; at least one per call).
     """
@@ -99,7 +101,7 @@ def parse_with_export(signature, sentences: Sequence[Sentence], token_budget: in
         for b, sentence in enumerate(batch):
             n = len(sentence)
             changes: dict = {"heads": [int(h) for h in out["heads"][b, :n]], "dep_labels": None}
-            for key in ("dep_labels", "pos"):
+            for key in ("dep_labels", "pos", "upos"):
                 if key in out:
                     changes[key] = [value.decode("utf-8") for value in out[key][b, :n]]
             parsed.append(dataclasses.replace(sentence, **changes))
@@ -108,27 +110,30 @@ def parse_with_export(signature, sentences: Sequence[Sentence], token_budget: in
 
 
 def conllu_lines(sentences: Iterable[Sentence]) -> Iterable[str]:
-    """CoNLL-U lines (with a blank line after each sentence): ID, FORM, XPOS (the predicted POS, the
-    language-specific tags the project's reader reads), HEAD, DEPREL; the other columns ``_``."""
+    """CoNLL-U lines (with a blank line after each sentence): ID, FORM, UPOS, XPOS (the predicted POS,
+    the language-specific tags the project's reader reads), HEAD, DEPREL; the other columns ``_``."""
     for sentence in sentences:
+        upos = sentence.upos or ["_"] * len(sentence)
         pos = sentence.pos or ["_"] * len(sentence)
         heads = sentence.heads or ["_"] * len(sentence)
         labels = sentence.dep_labels or ["_"] * len(sentence)
         for i, word in enumerate(sentence.words):
-            yield f"{i + 1}\t{word}\t_\t_\t{pos[i]}\t_\t{heads[i]}\t{labels[i]}\t_\t_"
+            yield f"{i + 1}\t{word}\t_\t{upos[i]}\t{pos[i]}\t_\t{heads[i]}\t{labels[i]}\t_\t_"
         yield ""
 
 
 def parse_scores(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> dict:
-    """Dev scores of a parser run, in the keys the training loop records: ``uas``, ``las`` and ``pos``
-    (percent, punctuation excluded from UAS/LAS), and ``precision`` = ``recall`` = ``f1`` = LAS — with
+    """Dev scores of a parser run, in the keys the training loop records: ``uas``, ``las``, ``pos`` and
+    ``upos`` (percent, punctuation excluded from UAS/LAS; a tag accuracy when both sides have the
+    tags), and ``precision`` = ``recall`` = ``f1`` = LAS — with
     exactly one head per token, labelled-arc precision and recall both equal LAS — so the best dev
     weights are those of the best LAS."""
     labelled = all(s.dep_labels is not None for s in gold) and all(s.dep_labels is not None for s in predicted)
     attachment = attachment_scores(gold, predicted, labelled=labelled)
     scores = {"uas": attachment.uas, "las": attachment.las}
-    if all(s.pos is not None for s in gold) and all(s.pos is not None for s in predicted):
-        scores["pos"] = pos_accuracy(gold, predicted).accuracy
+    for layer in ("pos", "upos"):
+        if all(getattr(s, layer) is not None for s in [*gold, *predicted]):
+            scores[layer] = pos_accuracy(gold, predicted, layer).accuracy
     main = attachment.las if labelled else attachment.uas
     scores.update(precision=main, recall=main, f1=main)
     return scores

@@ -16,7 +16,7 @@ def test_throughput_benchmark_compares_equal_sized_models(tmp_path):
     done = subprocess.run(
         [sys.executable, "-W", "ignore", "benchmarks/throughput.py", "--models", "deepatt_paper", "keras_hub_paper",
          "--policy", "float32", "--sentences", "30", "--batches", "2", "--batch-tokens", "512",
-         "--matmul-size", "128", "--paired-rounds", "1", "--out", str(out)],
+         "--matmul-size", "128", "--paired-rounds", "1", "--repeats", "1", "--out", str(out)],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -40,6 +40,30 @@ def test_throughput_benchmark_compares_equal_sized_models(tmp_path):
         fastest_ours, fastest_hub = pair["fastest_step_seconds"][kind]
         assert fastest_ours > 0 and fastest_hub > 0 and pair["fastest_steps"][kind] == fastest_hub / fastest_ours
     assert "paired passes" in done.stdout and "fastest step" in done.stdout
+
+
+def test_a_contextual_config_trains_on_cached_features_like_training(tmp_path):
+    """SA with and without MiniLM vectors on the same batches: the MiniLM model reads the encoder's
+    layers from a feature cache built beside --out (as training does), so its training rate is that of
+    cached features."""
+    out = tmp_path / "throughput.json"
+    tiny = "model.num_layers=2,model.pos_layer=0,model.hidden_size=32,model.num_heads=4,model.filter_size=64,model.predicate_identifier_layers=0"
+    models = [f"configs/open/sa.toml:{tiny}", f"configs/open/sa_minilm.toml:{tiny}"]
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "benchmarks/throughput.py", "--models", *models, "--policy", "float32",
+         "--sentences", "12", "--batches", "2", "--batch-tokens", "256", "--matmul-size", "64", "--repeats", "1",
+         "--out", str(out)],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {r["model"]: r for r in json.loads(out.read_text())["rows"]}
+    glove, minilm = rows[models[0]], rows[models[1]]
+    assert glove["tokens"] == minilm["tokens"] > 0 and minilm["train_tokens_per_s"] > 0
+    # the cache holds the 12 sentences' features; the frozen encoder is not among the trained weights
+    cached = [f for f in (tmp_path / ".contextual-cache").rglob("*") if f.is_file()]
+    assert cached and sum(f.stat().st_size for f in cached) > 12 * 5 * 7 * 384 * 2
+    assert glove["parameters"] < minilm["parameters"] < glove["parameters"] + 1_000_000
+    assert "contextual features (minilm): 12/12 sentences" in done.stderr
 
 
 def test_training_clock_times_every_step_inside_fit():

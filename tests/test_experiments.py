@@ -55,8 +55,16 @@ def test_open_quick_contextual_end_to_end_and_resume(tmp_path):
     for key, contextual in (("lisa", ""), ("lisa_minilm", "minilm")):
         assert json.loads((out / "runs" / key / "config.json").read_text())["model"]["contextual"] == contextual
     text = (out / "results.md").read_text()
-    for row in ("| LISA + MiniLM |", "| LISA + MiniLM + gold parse |", "| LISA + MiniLM + D&M parse |"):
+    for row in ("| LISA + MiniLM |", "| LISA + MiniLM + gold parse |", "| LISA + MiniLM + D&M parse |",
+                "| D&M parser + MiniLM (Dev) |"):
         assert text.count(row) >= 1, row
+    # the D&M parser's twin has MiniLM vectors too, and its parse is the one LISA + MiniLM is given
+    assert json.loads((out / "runs" / "parser_minilm" / "config.json").read_text())["model"]["contextual"] == "minilm"
+    for split in ("dev", "test"):
+        twin_parse = out / "parses" / f"{split}_minilm.conllu"
+        assert twin_parse.exists() and 0.0 <= results["parser_minilm"]["eval"][f"{split}.parse"]["uas"] <= 100.0
+        assert results["models"]["lisa_minilm"]["eval"][f"{split}.external_parse"]["condition"] == f"parse {twin_parse}"
+        assert results["models"]["lisa"]["eval"][f"{split}.external_parse"]["condition"] == f"parse {out / 'parses' / f'{split}.conllu'}"
     # a second invocation finds everything done and recomputes nothing
     second = _run(args, tmp_path)
     assert second.returncode == 0, second.stderr[-3000:]

@@ -74,8 +74,10 @@ def test_srl_card_puts_each_figure_in_its_row():
 def test_parser_card_rows():
     card = _card()
     card.update(kind="parser", name="D&M parser", evaluation={"dev.parse": {"uas": 86.11, "las": 82.22, "pos": 94.5,
-                                                                            "sentences_per_second": 150.0}})
+                                                                            "upos": 95.25, "sentences_per_second": 150.0}})
+    card["labels"]["upos"] = ["NOUN", "VERB"]
     text = parser_card_markdown(card)
-    assert _row(text, "Dev")[1:] == ["94.50", "86.11", "82.22", "150.00"]
+    assert _row(text, "Dev")[1:] == ["95.25", "94.50", "86.11", "82.22", "150.00"]
+    assert "2 universal POS tags (UPOS): NOUN, VERB." in text
     assert "| Test |" not in text  # not evaluated: no row
     assert "2 dependency labels (Universal Dependencies): nsubj, root." in text

@@ -8,7 +8,8 @@ words and have no empty nodes.
 
 POS choice: :attr:`Sentence.pos` is the language-specific **XPOS** column (PTB tags for English, the tag
 set of the SRL corpora and of LISA's POS supervision). A sentence whose XPOS is ``_`` on every token
-falls back to UPOS; a sentence with neither is read with ``pos=None``.
+falls back to UPOS; a sentence with neither is read with ``pos=None``. The UPOS column is also kept as
+:attr:`Sentence.upos` (``None`` when it is ``_`` on some token), for a parser that tags both.
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ def _sentence(block: Block, counts: ConlluCounts) -> Sentence:
     return Sentence(
         words=[row[_FORM] for _, row in tokens],
         pos=_pos([row for _, row in tokens], counts),
+        upos=_column([row for _, row in tokens], _UPOS),
         heads=heads,
         dep_labels=None if heads is None else [row[_DEPREL] for _, row in tokens],
         source=block.path,
@@ -112,10 +114,16 @@ def _sentence(block: Block, counts: ConlluCounts) -> Sentence:
     )
 
 
+def _column(rows: Sequence[list[str]], column: int) -> Optional[list[str]]:
+    """The column's tags, or ``None`` when some token has ``_``."""
+    tags = [row[column] for row in rows]
+    return tags if all(tag != _MISSING for tag in tags) else None
+
+
 def _pos(rows: Sequence[list[str]], counts: ConlluCounts) -> Optional[list[str]]:
     for column in (_XPOS, _UPOS):
-        tags = [row[column] for row in rows]
-        if all(tag != _MISSING for tag in tags):
+        tags = _column(rows, column)
+        if tags is not None:
             if column == _UPOS:
                 counts.upos_fallback += 1
             return tags

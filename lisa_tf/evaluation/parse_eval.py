@@ -144,13 +144,14 @@ def attachment_scores(gold: Sequence[Sentence], predicted: Sequence[Sentence], *
     return AttachmentScores(tokens, scored, punctuation, heads_ok, labels_ok)
 
 
-def pos_accuracy(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> Accuracy:
-    """Share of tokens whose predicted POS equals the gold POS (all tokens, punctuation included)."""
+def pos_accuracy(gold: Sequence[Sentence], predicted: Sequence[Sentence], layer: str = "pos") -> Accuracy:
+    """Share of tokens whose predicted POS equals the gold POS (all tokens, punctuation included);
+    ``layer="upos"`` compares the universal tags."""
     _check_pairs(gold, predicted)
     correct = total = 0
     for index, (g, p) in enumerate(zip(gold, predicted)):
-        gold_tags = _layer(g, "pos", index, "gold")
-        predicted_tags = _layer(p, "pos", index, "predicted")
+        gold_tags = _layer(g, layer, index, "gold")
+        predicted_tags = _layer(p, layer, index, "predicted")
         total += len(gold_tags)
         correct += sum(a == b for a, b in zip(gold_tags, predicted_tags))
     return Accuracy(correct, total)

@@ -62,8 +62,8 @@ def results_markdown(results: dict, splits) -> str:
                     parsing[f"{entry['name']} ({SPLIT_NAMES.get(split, split)})"] = scores
                 detection.setdefault(entry["name"], {})[SPLIT_NAMES.get(split, split)] = {
                     k: scores[f"predicate_{k}"] for k in ("precision", "recall", "f1")}
-    parser = results.get("parser")
-    if parser:  # the "+D&M" parser itself, against the gold trees
+    for parser in filter(None, (results.get(key) for key in _with_twins(["parser"]))):
+        # the "+D&M" parser itself (and its MiniLM twin), against the gold trees
         for split in splits:
             scores = parser["eval"].get(f"{split}.parse")
             if scores:

@@ -39,6 +39,7 @@ def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Opt
         vocabs.joint_pos_predicate.entries,
         vocabs.pos.entries,
         vocabs.dep_labels.entries,
+        upos_labels=vocabs.upos.entries,
         embedding_matrix=embedding_matrix,
         name=config.kind,
     )

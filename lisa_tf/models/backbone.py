@@ -38,7 +38,7 @@ from lisa_tf.layers.initializers import clone_initializer
 from lisa_tf.layers.scalar_mix import ScalarMix
 from lisa_tf.layers.sublayers import BiLSTMSum, FeedForward, GLUConv, ResidualNorm
 from lisa_tf.layers.timing_signal import TimingSignal
-from lisa_tf.models.contextual import POOLINGS, ContextualWordFeatures
+from lisa_tf.models.contextual import POOLINGS, ContextualWordFeatures, mixed_word_vectors
 
 #: Non-linear sub-layer kinds.
 SUBLAYERS = ("ffn", "rnn", "cnn")
@@ -267,11 +267,7 @@ class SrlBackbone(keras.layers.Layer):
         """The input layer: ``(e W_in) · s + b + timing``, then dropout; ``[B, T, d]``."""
         parts = [] if self.words is None else [self.words(word_ids)]
         if self.encoder is not None:
-            if contextual_features is None:
-                if tokens is None:
-                    raise ValueError("a backbone with a contextual encoder needs tokens= (or contextual_features=)")
-                contextual_features = self.encoder(tokens, mask=tf.not_equal(word_ids, 0))
-            mixed = self.mix(tf.cast(contextual_features, tf.float32))
+            mixed = mixed_word_vectors(self.encoder, self.mix, word_ids, tokens, contextual_features)
             dtype = parts[0].dtype if parts else self.compute_dtype
             parts.append(tf.cast(mixed, dtype))
         if self.predicate_mask is not None:

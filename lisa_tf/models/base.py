@@ -44,6 +44,7 @@ class SrlModel(keras.Model):
         srl_labels: the BIO tag strings in id order (``Vocabularies.srl.entries``).
         joint_labels, pos_labels, dep_labels: the other label vocabularies (LISA/SA read them; kept
             by every model so a saved model restores all its vocabularies).
+        upos_labels: universal POS tags in id order (the parser tags them; empty for data without).
 
     Subclasses take ``embedding_matrix`` (initial word embedding rows, GloVe, or None) as a keyword;
     it is not part of the config (the trained rows are weights).
@@ -62,6 +63,7 @@ class SrlModel(keras.Model):
         joint_labels: Sequence[str] = (),
         pos_labels: Sequence[str] = (),
         dep_labels: Sequence[str] = (),
+        upos_labels: Sequence[str] = (),
         **kwargs,
     ):
         kwargs.pop("dtype", None)  # models load under the global policy (see the module docstring)
@@ -74,6 +76,7 @@ class SrlModel(keras.Model):
         self.joint_labels = list(joint_labels)
         self.pos_labels = list(pos_labels)
         self.dep_labels = list(dep_labels)
+        self.upos_labels = list(upos_labels)
         self.decode_mode = self.config.decode
         self.layout = self.model_layout(self.config)
         self.preprocessor = SrlPreprocessor(self.words, layout=self.layout, name="preprocessor")
@@ -151,6 +154,7 @@ class SrlModel(keras.Model):
             "joint_labels": list(self.joint_labels),
             "pos_labels": list(self.pos_labels),
             "dep_labels": list(self.dep_labels),
+            "upos_labels": list(self.upos_labels),
         }
 
     @classmethod
@@ -178,6 +182,7 @@ class SrlModel(keras.Model):
             pos=Vocabulary("pos", self.pos_labels),
             joint_pos_predicate=Vocabulary("joint_pos_predicate", self.joint_labels),
             dep_labels=Vocabulary("dep_labels", self.dep_labels),
+            upos=Vocabulary("upos", self.upos_labels),
         )
 
     # ------------------------------------------------------------------------------ building
@@ -196,6 +201,7 @@ class SrlModel(keras.Model):
             "pos_ids": zeros,
             "joint_pos_predicate_ids": zeros,
             "dep_label_ids": zeros,
+            "upos_ids": zeros,
         }
         if self.layout == "predicate":
             inputs.update(predicate_position=tf.constant([0]), srl_tag_ids=zeros)

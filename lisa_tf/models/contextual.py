@@ -260,3 +260,15 @@ class ContextualWordFeatures(keras.layers.Layer):
         config.update(encoder=self.encoder, pooling=self.pooling, max_pieces=self.max_pieces)
         config.pop("dtype", None)
         return config
+
+
+def mixed_word_vectors(encoder: ContextualWordFeatures, mix, word_ids, tokens=None, contextual_features=None):
+    """The contextual input of a model: ``mix`` (a :class:`~lisa_tf.layers.scalar_mix.ScalarMix`) over
+    the encoder's layers, float32 ``[B, T, width]``. The layers are ``contextual_features`` when the
+    data pipeline brings them from the feature cache, else the encoder runs on ``tokens`` in-graph
+    (padding where ``word_ids`` is 0)."""
+    if contextual_features is None:
+        if tokens is None:
+            raise ValueError("a model with a contextual encoder needs tokens= (or contextual_features=)")
+        contextual_features = encoder(tokens, mask=tf.not_equal(word_ids, 0))
+    return mix(tf.cast(contextual_features, tf.float32))

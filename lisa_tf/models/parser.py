@@ -5,7 +5,10 @@ One example per sentence (layout ``"sentence"``), the project's preprocessor for
 * **Input** (D&M §3.2): word embeddings (GloVe rows when the run has them), with whole-word dropout;
   optionally the sum with a character CNN over each word's UTF-8 code points (``char_embedding_size``;
   the paper's word-only model has none, its CoNLL 2017 successor reads characters), which gives
-  out-of-vocabulary words a representation.
+  out-of-vocabulary words a representation. With ``model.contextual`` (e.g. ``"minilm"``), the scalar
+  mix of a frozen encoder's layers (:mod:`lisa_tf.models.contextual`, the features cached for training
+  like the SRL models') is concatenated to (``contextual_mode = "concat"``) or replaces the word
+  vectors, as Dozat, Qi & Manning's CoNLL 2018 system adds ELMo-style vectors.
 * **Encoder**: a BiLSTM, ``lstm_layers`` × ``lstm_size`` units per direction (paper: 3 × 400), with
   dropout between layers; or (``parser_encoder = "attention"``) the project's self-attention backbone.
 * **Arcs** (§2.2, Eqns 2-3): :class:`~lisa_tf.layers.biaffine.BiaffineArcScorer` — dependent and head
@@ -15,9 +18,10 @@ One example per sentence (layout ``"sentence"``), the project's preprocessor for
 * **Labels** (§2.3, Eqn 4 "bilinear classifier"): :class:`~lisa_tf.layers.biaffine.BilinearLabelScorer`
   on dependent and head MLPs (``dep_label_mlp_size``, paper 100) for the gold head in training and the
   decoded head at test time.
-* **POS** (joint tagging): a linear classifier on the encoder output predicts the data's POS column
-  (for English EWT the XPOS/PTB tags that LISA also reads), trained with the parse.
-* **Loss**: arc + label + POS softmax cross-entropies, each averaged over the real tokens.
+* **POS** (joint tagging): linear classifiers on the encoder output predict the data's POS column
+  (for English EWT the XPOS/PTB tags that LISA also reads) and, when the data has it, the UPOS
+  column, trained with the parse.
+* **Loss**: arc + label + POS (+ UPOS) softmax cross-entropies, each averaged over the real tokens.
 
 Decoding (:mod:`lisa_tf.parse`) uses :func:`lisa_tf.decoding.mst.decode_tree` (Chu-Liu-Edmonds, NumPy)
 on the arc log-probabilities, so every output is a tree with exactly one root and no cycle; the
@@ -28,6 +32,8 @@ its chosen head.
 References:
     Dozat & Manning 2017, "Deep Biaffine Attention for Neural Dependency Parsing", ICLR, §2-3.
     Strubell et al. 2018 (LISA), §3 "+D&M": this parser's heads are injected at test time.
+    Dozat, Qi & Manning 2017, "Stanford's Graph-based Neural Dependency Parser at the CoNLL 2017
+    Shared Task" (characters, UPOS and XPOS taggers).
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
 from lisa_tf.losses import masked_cross_entropy, per_replica
 from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.base import SrlModel
+from lisa_tf.models.contextual import ContextualWordFeatures, mixed_word_vectors
+from lisa_tf.layers.scalar_mix import ScalarMix
 
 #: Code points are hashed into this many character ids (0 = padding).
 CHAR_BUCKETS = 1024
@@ -115,17 +123,18 @@ class DependencyParser(SrlModel):
             are unused).
         pos_labels: POS tags in id order (may be empty: no tagger then).
         dep_labels: dependency labels in id order (may be empty: unlabelled parsing).
+        upos_labels: universal POS tags in id order (may be empty: no UPOS tagger then).
         embedding_matrix: initial word embedding rows (GloVe), or None.
 
     Call arguments:
         features: the preprocessor's features (``tokens``, ``word_ids``, ``token_mask``; ``heads`` in
-            training).
+            training; ``contextual_features`` from the feature cache, if any).
         training: bool. Dropout, and the label scorer reads the gold heads.
 
     Returns:
         dict of float32 logits: ``arc_logits`` [B, T (dependent), T (head)], ``label_logits``
-        [B, T, T, labels] (every head) when there are labels, ``pos_logits`` [B, T, tags] when
-        there are tags.
+        [B, T, T, labels] (every head) when there are labels, ``pos_logits`` [B, T, tags] and
+        ``upos_logits`` [B, T, upos tags] when there are such tags.
 
     Example:
     ```python
@@ -145,6 +154,7 @@ class DependencyParser(SrlModel):
         super().__init__(config, words, srl_labels, joint_labels, pos_labels, dep_labels, **kwargs)
         config = self.config
         dropout = config.parser_dropout
+        self.contextual_encoder = self.contextual_mix = None  # the attention encoder's backbone holds its own
         if config.parser_encoder == "attention":
             self.backbone = backbone_from_config(
                 config, len(self.words), embedding_matrix, sublayer="ffn", order="attention_first",
@@ -154,14 +164,20 @@ class DependencyParser(SrlModel):
         else:
             self.backbone = None
             width = embedding_matrix.shape[1] if embedding_matrix is not None else config.embedding_size
-            self.word_embedding = keras.layers.Embedding(
-                len(self.words), width,
-                embeddings_initializer=(keras.initializers.Constant(embedding_matrix)
-                                        if embedding_matrix is not None else "glorot_uniform"),
-                name="word_embedding",
-            )
+            if config.contextual:
+                self.contextual_encoder = ContextualWordFeatures(
+                    config.contextual, pooling=config.contextual_pooling, name="contextual_encoder")
+                self.contextual_mix = ScalarMix(self.contextual_encoder.num_layers, name="contextual_mix")
+            self.word_embedding = None
+            if not config.contextual or config.contextual_mode == "concat":
+                self.word_embedding = keras.layers.Embedding(
+                    len(self.words), width,
+                    embeddings_initializer=(keras.initializers.Constant(embedding_matrix)
+                                            if embedding_matrix is not None else "glorot_uniform"),
+                    name="word_embedding",
+                )
             self.characters = (CharacterCNN(config.char_embedding_size, width, name="characters")
-                               if config.char_embedding_size > 0 else None)
+                               if config.char_embedding_size > 0 and self.word_embedding is not None else None)
             # Whole-word dropout (D&M §3.2 drop embeddings of whole words).
             self.embedding_dropout = keras.layers.Dropout(dropout, noise_shape=(None, None, 1), name="word_dropout")
             self.lstms = [
@@ -178,17 +194,27 @@ class DependencyParser(SrlModel):
             if self.dep_labels else None
         )
         self.tagger = keras.layers.Dense(len(self.pos_labels), dtype="float32", name="pos") if self.pos_labels else None
+        self.upos_tagger = (keras.layers.Dense(len(self.upos_labels), dtype="float32", name="upos")
+                            if self.upos_labels else None)
 
     # ------------------------------------------------------------------------------------- model
     def encode(self, features, training=False):
         """Token representations ``[B, T, d]``."""
         mask = tf.cast(features["token_mask"], tf.bool)
         if self.backbone is not None:
-            return self.backbone(features["word_ids"], padding_mask=mask, training=training)["sequence_output"]
-        x = self.word_embedding(features["word_ids"])
-        if self.characters is not None:
-            x = x + tf.cast(self.characters(features["tokens"]), x.dtype)
-        x = self.embedding_dropout(x, training=training)
+            return self.backbone(features["word_ids"], padding_mask=mask, training=training,
+                                 **self.backbone.contextual_inputs(features))["sequence_output"]
+        parts = []
+        if self.word_embedding is not None:
+            x = self.word_embedding(features["word_ids"])
+            if self.characters is not None:
+                x = x + tf.cast(self.characters(features["tokens"]), x.dtype)
+            parts.append(self.embedding_dropout(x, training=training))
+        if self.contextual_encoder is not None:
+            mixed = mixed_word_vectors(self.contextual_encoder, self.contextual_mix, features["word_ids"],
+                                       features["tokens"], features.get("contextual_features"))
+            parts.append(tf.cast(mixed, parts[0].dtype if parts else self.compute_dtype))
+        x = tf.concat(parts, axis=-1) if len(parts) > 1 else parts[0]
         for lstm in self.lstms:
             x = self.lstm_dropout(lstm(x, mask=mask, training=training), training=training)
         return x
@@ -201,6 +227,8 @@ class DependencyParser(SrlModel):
             outputs["label_logits"] = self.label_scorer(x, x, training=training)  # [B, dependent, head, labels]
         if self.tagger is not None:
             outputs["pos_logits"] = self.tagger(x)
+        if self.upos_tagger is not None:
+            outputs["upos_logits"] = self.upos_tagger(x)
         return outputs
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
@@ -212,26 +240,29 @@ class DependencyParser(SrlModel):
             loss += masked_cross_entropy(x["dep_label_ids"], gold_head_labels, mask)
         if "pos_logits" in y_pred and "pos_ids" in x:
             loss += masked_cross_entropy(x["pos_ids"], y_pred["pos_logits"], mask)
+        if "upos_logits" in y_pred and "upos_ids" in x:
+            loss += masked_cross_entropy(x["upos_ids"], y_pred["upos_logits"], mask)
         return per_replica(loss)
 
     # -------------------------------------------------------------------------------- prediction
     def predict_scores(self, features, **options):
         """float32: ``arc_log_probs`` [B, T, T] (log P(head(d) = h), the diagonal = root),
         ``label_ids`` int32 [B, T, T] (the best label of every (dependent, head) pair) and
-        ``pos_probs`` [B, T, tags] when the model has them."""
+        ``pos_probs`` [B, T, tags] and ``upos_probs`` [B, T, upos tags] when the model has them."""
         if options:
             raise TypeError(f"unexpected prediction options {sorted(options)}; a parser takes none")
         out = self(features, training=False)
         scores = {"arc_log_probs": tf.nn.log_softmax(out["arc_logits"], axis=-1)}
         if "label_logits" in out:
             scores["label_ids"] = tf.argmax(out["label_logits"], axis=-1, output_type=tf.int32)
-        if "pos_logits" in out:
-            scores["pos_probs"] = tf.nn.softmax(out["pos_logits"], axis=-1)
+        for name in ("pos", "upos"):
+            if f"{name}_logits" in out:
+                scores[f"{name}_probs"] = tf.nn.softmax(out[f"{name}_logits"], axis=-1)
         return scores
 
     def decode_scores(self, scores, features, tree: bool = False):
         """Ids in-graph: ``heads`` [B, T] (self-loop convention), ``dep_labels`` (the best label for
-        the chosen head) and ``pos`` [B, T].
+        the chosen head), ``pos`` and ``upos`` [B, T] (those the model has).
 
         ``tree=False``: each token's best head (:mod:`lisa_tf.parse` replaces them with the maximum
         spanning tree); ``tree=True``: the best projective tree with one root dependent
@@ -244,6 +275,7 @@ class DependencyParser(SrlModel):
         out = {"heads": heads}
         if "label_ids" in scores:
             out["dep_labels"] = tf.gather(scores["label_ids"], heads, axis=2, batch_dims=2)
-        if "pos_probs" in scores:
-            out["pos"] = tf.argmax(scores["pos_probs"], axis=-1, output_type=tf.int32)
+        for name in ("pos", "upos"):
+            if f"{name}_probs" in scores:
+                out[name] = tf.argmax(scores[f"{name}_probs"], axis=-1, output_type=tf.int32)
         return out

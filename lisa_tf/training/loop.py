@@ -58,7 +58,7 @@ from lisa_tf.training.optimizers import make_optimizer
 from lisa_tf.training.precision import set_policy
 from lisa_tf.training.progress import StepProgress, duration
 from lisa_tf.training.strategy import is_chief, make_strategy
-from lisa_tf.weights import save_weights
+from lisa_tf.weights import frozen_parts, save_weights
 
 
 def build_vocabularies(config: ExperimentConfig, train_sentences, run_dir: pathlib.Path) -> Vocabularies:
@@ -98,7 +98,8 @@ def _training_features(config: ExperimentConfig, model, train_sentences, run_dir
     from lisa_tf.models.feature_cache import FeatureCache
 
     cache = FeatureCache(run_dir.parent / ".contextual-cache", config.model.contextual, config.model.contextual_pooling)
-    cache.build([s.words for s in train_sentences], encoder=model.backbone.encoder)
+    encoder, = frozen_parts(model)
+    cache.build([s.words for s in train_sentences], encoder=encoder)
     return lambda features: cache.attach(model.preprocessor(features))
 
 

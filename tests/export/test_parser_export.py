@@ -44,7 +44,7 @@ def _strings(row, n):
 
 def _assert_like_numpy_path(model, out, sentences) -> int:
     """Every answer is a tree; it equals ``parse_sentences`` (heads, labels) wherever that tree is
-    projective, and its POS always. Returns how many sentences had a projective NumPy tree."""
+    projective, and its POS and UPOS always. Returns how many sentences had a projective NumPy tree."""
     expected = parse_sentences(model, sentences)
     projective = 0
     for b, (sentence, want) in enumerate(zip(sentences, expected)):
@@ -53,7 +53,7 @@ def _assert_like_numpy_path(model, out, sentences) -> int:
         assert out["lengths"][b] == n
         assert is_tree(heads), (b, heads)
         assert (out["heads"][b, n:] == -1).all() and not any(out["dep_labels"][b, n:]) and not any(out["pos"][b, n:])
-        assert _strings(out["pos"][b], n) == want.pos
+        assert _strings(out["pos"][b], n) == want.pos and _strings(out["upos"][b], n) == want.upos
         if is_projective(want.heads):
             projective += 1
             assert heads == want.heads, b
@@ -71,7 +71,7 @@ def test_token_signatures_equal_the_numpy_path_on_projective_trees(parser_export
     width = max(len(s) for s in sentences)
     tokens = tf.constant([list(s.words) + [""] * (width - len(s)) for s in sentences])
     out = {k: v.numpy() for k, v in loaded.signatures["serving_default"](tokens=tokens).items()}
-    assert set(out) == {"heads", "dep_labels", "pos", "lengths"}
+    assert set(out) == {"heads", "dep_labels", "pos", "upos", "lengths"}
     assert out["heads"].dtype == np.int32 and out["heads"].shape == (len(sentences), width)
     assert _assert_like_numpy_path(model, out, sentences) >= 12
     split = loaded.signatures["sentences"](sentences=tf.constant([" ".join(s.words) for s in sentences]))
@@ -81,7 +81,7 @@ def test_token_signatures_equal_the_numpy_path_on_projective_trees(parser_export
 def test_text_signature_tokenises_and_parses(parser_export):
     model, _, loaded = parser_export
     out = {k: v.numpy() for k, v in loaded.signatures["text"](text=tf.constant(TEXTS)).items()}
-    assert set(out) == {"tokens", "token_starts", "token_ends", "heads", "dep_labels", "pos", "lengths"}
+    assert set(out) == {"tokens", "token_starts", "token_ends", "heads", "dep_labels", "pos", "upos", "lengths"}
     sentences = []
     for b, text in enumerate(TEXTS):
         tokens = tokenize(text)

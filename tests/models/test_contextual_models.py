@@ -132,3 +132,41 @@ def test_weight_files_leave_out_the_frozen_encoder_and_load_back(tmp_path):
         assert not np.allclose(np.asarray(fresh.predict_scores(batch)["srl_probs"]), expected, atol=1e-6)
         load_weights(fresh, tmp_path / f"{name}.weights.h5")
         np.testing.assert_allclose(np.asarray(fresh.predict_scores(batch)["srl_probs"]), expected, atol=1e-6)
+
+
+def test_the_parser_reads_cached_or_in_graph_contextual_features(tmp_path):
+    """The D&M parser with MiniLM vectors: the BiLSTM reads the mix of the frozen encoder's layers
+    (trainable mix, frozen encoder); features from the cache give the scores the in-graph encoder gives;
+    and a short training run builds the cache and trains on it."""
+    from lisa_tf.models.feature_cache import FeatureCache
+    from lisa_tf.training.loop import train
+    from tests.models.conftest import parser_overrides
+
+    config = load_config(None, parser_overrides(4, **{"model.contextual": "minilm", "train.max_steps": 2,
+                                                      "train.eval_every": 2}))
+    sentences = list(read_split(config.data.train, "conllu", None, 4))
+    vocabs = Vocabularies.build(sentences)
+    model = build_model(config.model, vocabs)
+    batch = next(iter(make_dataset(sentences, vocabs, layout=model.layout, shuffle=False,
+                                   preprocess=model.preprocessor)[0]))
+    model.build_from_batch(batch)
+    assert model.contextual_encoder is not None and model.word_embedding is not None
+    assert not any("contextual_encoder" in w.path for w in model.trainable_weights)
+    assert {w.path.split("/")[-1] for w in model.trainable_weights if "contextual_mix" in w.path} == {"layer_weights", "gamma"}
+    for variable in model.trainable_variables:  # the biaffine scorer starts at zero (uniform arcs): move it
+        variable.assign(tf.random.normal(variable.shape, stddev=0.3, seed=3, dtype=variable.dtype))
+    in_graph = model.predict_scores(batch)
+    assert np.asarray(in_graph["arc_log_probs"]).std() > 0.05
+    cache = FeatureCache(tmp_path / "cache", "minilm", "first")
+    cache.build([s.words for s in sentences], encoder=model.contextual_encoder)
+    cached = model.predict_scores(cache.attach(batch))
+    assert "contextual_features" in cache.attach(batch)
+    # float16 cache against float32 in-graph features
+    np.testing.assert_allclose(np.asarray(cached["arc_log_probs"]), np.asarray(in_graph["arc_log_probs"]), atol=2e-2)
+    other = dict(batch, tokens=tf.where(batch["token_mask"], tf.constant("word"), batch["tokens"]))
+    assert not np.allclose(np.asarray(model.predict_scores(other)["arc_log_probs"]), np.asarray(in_graph["arc_log_probs"]))
+    replace = build_model(dataclasses.replace(config.model, contextual_mode="replace"), vocabs)
+    replace.build_from_batch(batch)
+    assert replace.word_embedding is None and replace.characters is None
+    summary = train(config, tmp_path / "runs" / "parser", verbose=0)
+    assert summary["steps"] == 2 and (tmp_path / "runs" / ".contextual-cache").is_dir()

@@ -39,8 +39,13 @@ def test_learns_the_slice_and_outputs_trees(parser_run):
     assert all(is_tree(s.heads) for s in parsed)
     assert [s.words for s in parsed] == [s.words for s in gold]
     assert all(len(s.pos) == len(s) and len(s.dep_labels) == len(s) for s in parsed)
+    # UPOS and XPOS are tagged side by side, each in its own tag set, and both are learnt
+    assert set(model.upos_labels) == {t for s in gold for t in s.upos} and "PROPN" in model.upos_labels
+    assert "NNP" in model.pos_labels and not set(model.upos_labels) & set(model.pos_labels) - {"X"}
+    assert all(len(s.upos) == len(s) for s in parsed) and {t for s in parsed for t in s.upos} <= set(model.upos_labels)
+    assert scores["upos"] >= 80.0 and scores["pos"] >= 80.0, scores
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    assert {"dev_uas", "dev_las", "dev_pos"} <= set(records[-1])
+    assert {"dev_uas", "dev_las", "dev_pos", "dev_upos"} <= set(records[-1])
 
 
 def test_trees_even_when_the_argmax_is_not(parser_run):
@@ -62,6 +67,7 @@ def test_parse_command_writes_conllu_lisa_reads(parser_run, tmp_path, capsys):
     assert [s.words for s in parsed] == [["The", "cat", "sat", "on", "the", "mat", "."], ["It", "was", "happy", "."],
                                          ["Dogs", "bark", "."]]
     assert all(is_tree(s.heads) for s in parsed)
+    assert parsed[2].upos[1] in model_upos(parser_run) and parsed[2].pos[1] in parser_run[3].pos_labels  # UPOS, XPOS columns
     assert "sentences/s" in capsys.readouterr().err
     # the words of a CoNLL file, and pre-tokenised lines
     gold = tmp_path / "gold.conllu"
@@ -73,6 +79,10 @@ def test_parse_command_writes_conllu_lisa_reads(parser_run, tmp_path, capsys):
     tokens.write_text("can't stop\n")
     assert main(["parse", str(run), "--input", str(tokens), "--tokenized", "--out", str(out)]) == 0
     assert read_conllu(out)[0].words == ["can't", "stop"]
+
+
+def model_upos(parser_run) -> set:
+    return set(parser_run[3].upos_labels)
 
 
 def test_parse_command_errors(parser_run, tmp_path, capsys):
