@@ -117,7 +117,7 @@ def _repository_paths(value):
 def _labels(model) -> dict:
     roles = sorted({tag[2:] for tag in model.srl_labels if tag.startswith("B-")}) if model.srl_labels else []
     return {"roles": roles, "pos": list(model.pos_labels or []), "dep": list(model.dep_labels or []),
-            "upos": list(getattr(model, "upos_tagger", None) and model.upos_labels or [])}
+            "upos": list(model.upos_labels) if getattr(model, "upos_tagger", None) else []}
 
 
 def _write_package(build: pathlib.Path, target: pathlib.Path) -> None:

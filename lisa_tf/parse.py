@@ -40,7 +40,7 @@ def _scorer(model):
 
 def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 4096, tree: bool = True) -> list[Sentence]:
     """``sentences`` with the parser's ``heads`` (1-based, 0 = root), ``dep_labels``, ``pos`` and ``upos``
-    (the tags the parser has; a parser without a UPOS tagger leaves ``upos`` as it was).
+    (``None`` for a layer the parser does not predict: the input's gold layers never pass through).
 
     Args:
         model: a :class:`~lisa_tf.models.parser.DependencyParser`.
@@ -69,7 +69,7 @@ def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 40
             else:
                 best = arcs[b, :n, :n].argmax(axis=-1)
                 heads = np.where(best == np.arange(n), 0, best + 1)
-            changes: dict = {"heads": [int(h) for h in heads], "dep_labels": None}
+            changes: dict = {"heads": [int(h) for h in heads], "dep_labels": None, "pos": None, "upos": None}
             if label_ids is not None:
                 columns = np.where(heads == 0, np.arange(n), heads - 1)  # back to self-loop columns
                 changes["dep_labels"] = [vocabs.dep_labels.entry(int(label_ids[b, d, h])) for d, h in enumerate(columns)]
@@ -100,7 +100,8 @@ def parse_with_export(signature, sentences: Sequence[Sentence], token_budget: in
         out = {key: value.numpy() for key, value in signature(tokens=tokens).items()}
         for b, sentence in enumerate(batch):
             n = len(sentence)
-            changes: dict = {"heads": [int(h) for h in out["heads"][b, :n]], "dep_labels": None}
+            changes: dict = {"heads": [int(h) for h in out["heads"][b, :n]], "dep_labels": None, "pos": None,
+                             "upos": None}
             for key in ("dep_labels", "pos", "upos"):
                 if key in out:
                     changes[key] = [value.decode("utf-8") for value in out[key][b, :n]]

@@ -130,15 +130,15 @@ def evaluate_models(
 
 
 def _evaluate_parser(models, runs, data, gold, token_budget, return_sentences):
-    """A dependency parser run (:mod:`lisa_tf.models.parser`): POS accuracy, UAS and LAS (punctuation
-    excluded) of its trees against the data's gold trees."""
+    """A dependency parser run (:mod:`lisa_tf.models.parser`): POS (and UPOS) accuracy, UAS and LAS
+    (punctuation excluded) of its trees against the data's gold trees."""
     if len(models) > 1:
         raise ValueError("parser runs are evaluated one at a time (no ensembles)")
     if gold[0].heads is None:
         raise ValueError(f"{data}: no gold dependency heads to score the parser against; give --data-parse FILE.conllu")
     predicted = parse_sentences(models[0], gold, token_budget=token_budget)
     scores = parse_scores(gold, predicted)
-    parsing = {k: scores[k] for k in ("pos", "uas", "las") if k in scores}
+    parsing = {k: scores[k] for k in ("upos", "pos", "uas", "las") if k in scores}
     metrics = {"runs": list(runs), "data": data, "sentences": len(gold), "condition": "parser", "parsing": parsing}
     return (metrics, gold, predicted) if return_sentences else metrics
 

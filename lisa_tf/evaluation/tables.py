@@ -131,12 +131,15 @@ def predicate_table(results: Mapping[str, Mapping[str, Any]], splits: Optional[S
 
 def parsing_table(results: Mapping[str, Any], *, caption: Optional[str] = None, digits: int = 2,
                   bold_best: bool = False) -> str:
-    """POS accuracy, UAS and LAS: one row per model (LISA Table 5 layout).
+    """POS accuracy, UAS and LAS: one row per model (LISA Table 5 layout), with a UPOS column first
+    when some row has UPOS accuracy (a parser that tags both).
 
     Args:
-        results: ``{model: scores}`` with ``pos``, ``uas``, ``las`` (e.g. from
+        results: ``{model: scores}`` with ``pos``, ``uas``, ``las`` and optionally ``upos`` (e.g. from
             :func:`lisa_tf.evaluation.parse_eval.evaluate_parsing`).
     """
     wrapped = {model: {"": scores} for model, scores in results.items()}
-    return _grouped_table(wrapped, [""], (("pos", "POS"), ("uas", "UAS"), ("las", "LAS")),
-                          caption, digits, bold_best, "Model")
+    columns = (("pos", "POS"), ("uas", "UAS"), ("las", "LAS"))
+    if any("upos" in scores for scores in results.values()):
+        columns = (("upos", "UPOS"),) + columns
+    return _grouped_table(wrapped, [""], columns, caption, digits, bold_best, "Model")

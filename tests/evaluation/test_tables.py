@@ -46,6 +46,11 @@ def test_parsing_table_columns():
     assert cells(header) == ["Model", "POS", "UAS", "LAS"]
     assert cells(first) == ["LISA", "96.92", "94.92", "91.87"]
     assert cells(second) == ["D&M", MISSING, "95.70", MISSING]
+    # a parser that tags UPOS too: a UPOS column first, missing for the rows without it
+    header, _, first, second = parsing_table({"D&M": {"upos": 95.1, "pos": 94.3, "uas": 86.3, "las": 82.3},
+                                              "LISA": {"pos": 90.0, "uas": 80.8, "las": 74.9}}).splitlines()
+    assert cells(header) == ["Model", "UPOS", "POS", "UAS", "LAS"]
+    assert cells(first) == ["D&M", "95.10", "94.30", "86.30", "82.30"] and cells(second)[:2] == ["LISA", MISSING]
 
 
 def test_predicate_table_layout():

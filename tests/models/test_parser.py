@@ -140,3 +140,25 @@ def test_a_words_characters_do_not_depend_on_the_batch():
     alone = characters(tf.constant([["Dogs", "bark"]])).numpy()
     beside_longer = characters(tf.constant([["Dogs", "bark"], ["Extraordinarily", ""]])).numpy()
     np.testing.assert_allclose(beside_longer[:1], alone, rtol=1e-6, atol=1e-6)
+
+
+def test_gold_tags_never_pass_through_a_parser_without_that_tagger():
+    """Gold sentences carry UPOS and XPOS; a parser trained without UPOS (data without the column, or a
+    model saved before it had a UPOS tagger) answers ``upos=None``, so UPOS accuracy is not scored
+    against the gold tags copied through."""
+    import dataclasses
+
+    from data_pipeline.splits import read_split
+    from data_pipeline.vocab import Vocabularies, Vocabulary
+    from lisa_tf.models import build_model
+
+    config = load_config(None, parser_overrides())
+    sentences = read_split(config.data.train, "conllu", None, 5)
+    assert all(s.upos is not None and s.pos is not None for s in sentences)
+    vocabs = dataclasses.replace(Vocabularies.build(sentences), upos=Vocabulary("upos", []))
+    model = build_model(config.model, vocabs)
+    model.build_from_batch()
+    assert model.upos_tagger is None and model.tagger is not None
+    parsed = parse_sentences(model, sentences)
+    assert all(s.upos is None and len(s.pos) == len(s) for s in parsed)
+    assert "upos" not in parse_scores(sentences, parsed) and "pos" in parse_scores(sentences, parsed)
