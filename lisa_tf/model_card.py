@@ -165,12 +165,15 @@ def parser_card_markdown(card: dict) -> str:
              "```", "python -m lisa_tf parse models/parser --input sentences.txt --out parsed.conllu",
              "python -m lisa_tf predict --parse parsed.conllu", "```", ""]
     lines += _files(card) + [""] + _training(card)
-    lines += ["## Results", "", "| split | UPOS | XPOS | UAS | LAS | sentences/s |", "|---|---:|---:|---:|---:|---:|"]
-    for split, name in SPLITS:
-        scores = card["evaluation"].get(f"{split}.parse")
-        if scores:
-            lines.append(f"| {name} | {_f(scores.get('upos'))} | {_f(scores.get('pos'))} | {_f(scores['uas'])} | {_f(scores['las'])} | "
-                         f"{_f(scores.get('sentences_per_second'))} |")
+    evaluated = [(name, card["evaluation"][f"{split}.parse"]) for split, name in SPLITS
+                 if card["evaluation"].get(f"{split}.parse")]
+    upos = any("upos" in scores for _, scores in evaluated)  # scored against gold data with a UPOS column
+    lines += ["## Results", "", "| split |" + (" UPOS |" if upos else "") + " XPOS | UAS | LAS | sentences/s |",
+              "|---|" + ("---:|" if upos else "") + "---:|---:|---:|---:|"]
+    for name, scores in evaluated:
+        lines.append(f"| {name} |" + (f" {_f(scores.get('upos'))} |" if upos else "")
+                     + f" {_f(scores.get('pos'))} | {_f(scores['uas'])} | {_f(scores['las'])} | "
+                     f"{_f(scores.get('sentences_per_second'))} |")
     lines += ["", "UAS/LAS exclude punctuation; trees are decoded as maximum spanning trees (one root, no cycle).", ""]
     limits = (LIMITS[0], "A small parser (settings above) sized to train on a 2-core CPU: below the published "
                          "accuracy of the architecture.", LIMITS[4])

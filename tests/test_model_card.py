@@ -79,5 +79,9 @@ def test_parser_card_rows():
     text = parser_card_markdown(card)
     assert _row(text, "Dev")[1:] == ["95.25", "94.50", "86.11", "82.22", "150.00"]
     assert "2 universal POS tags (UPOS): NOUN, VERB." in text
+    # scored against gold data without a UPOS column: no UPOS column
+    del card["evaluation"]["dev.parse"]["upos"]
+    assert _row(parser_card_markdown(card), "Dev")[1:] == ["94.50", "86.11", "82.22", "150.00"]
+    assert "| split | XPOS |" in parser_card_markdown(card)
     assert "| Test |" not in text  # not evaluated: no row
     assert "2 dependency labels (Universal Dependencies): nsubj, root." in text

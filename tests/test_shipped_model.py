@@ -125,6 +125,9 @@ def test_parse_without_a_model_uses_the_shipped_parser(tmp_path):
     parsed = read_conllu(tmp_path / "out.conllu")
     assert [s.words for s in parsed][0] == ["The", "cat", "sat", "on", "the", "mat", "."]
     assert len(parsed) == 2 and all(is_tree(s.heads) for s in parsed)
+    # both tag columns: UD's universal tags and the Penn Treebank tags
+    assert parsed[0].upos == ["DET", "NOUN", "VERB", "ADP", "DET", "NOUN", "PUNCT"]
+    assert parsed[0].pos == ["DT", "NN", "VBD", "IN", "DT", "NN", "."]
 
 
 def test_shipped_parser_gives_a_tree_for_every_ewt_dev_and_test_sentence():
