@@ -8,7 +8,7 @@ One example per sentence (layout ``"sentence"``), the project's preprocessor for
   out-of-vocabulary words a representation. With ``model.contextual`` (e.g. ``"minilm"``), the scalar
   mix of a frozen encoder's layers (:mod:`lisa_tf.models.contextual`, the features cached for training
   like the SRL models') is concatenated to (``contextual_mode = "concat"``) or replaces the word
-  vectors, as Dozat, Qi & Manning's CoNLL 2018 system adds ELMo-style vectors.
+  vectors, as Che et al. (2018) gave this parser ELMo vectors in the CoNLL 2018 shared task.
 * **Encoder**: a BiLSTM, ``lstm_layers`` × ``lstm_size`` units per direction (paper: 3 × 400), with
   dropout between layers; or (``parser_encoder = "attention"``) the project's self-attention backbone.
 * **Arcs** (§2.2, Eqns 2-3): :class:`~lisa_tf.layers.biaffine.BiaffineArcScorer` — dependent and head
@@ -34,6 +34,8 @@ References:
     Strubell et al. 2018 (LISA), §3 "+D&M": this parser's heads are injected at test time.
     Dozat, Qi & Manning 2017, "Stanford's Graph-based Neural Dependency Parser at the CoNLL 2017
     Shared Task" (characters, UPOS and XPOS taggers).
+    Che et al. 2018, "Towards Better UD Parsing: Deep Contextualized Word Embeddings, Ensemble, and
+    Treebank Concatenation", CoNLL 2018 shared task (the biaffine parser with ELMo).
 """
 
 from __future__ import annotations
@@ -43,11 +45,11 @@ import tensorflow as tf
 
 from lisa_tf.decoding.eisner import eisner_heads
 from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
+from lisa_tf.layers.scalar_mix import ScalarMix
 from lisa_tf.losses import masked_cross_entropy, per_replica
 from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.base import SrlModel
 from lisa_tf.models.contextual import ContextualWordFeatures, mixed_word_vectors
-from lisa_tf.layers.scalar_mix import ScalarMix
 
 #: Code points are hashed into this many character ids (0 = padding).
 CHAR_BUCKETS = 1024
