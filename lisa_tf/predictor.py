@@ -50,9 +50,19 @@ def _tokens_of_words(words: Sequence[str]) -> list[Token]:
 
 
 def describe(tokens: Sequence[Token], position: int, spans: Sequence[Span]) -> str:
-    """``[ARG0: The cat] [V: sat] [ARGM-LOC: on the mat] .`` (spans inclusive, non-overlapping)."""
+    """``[ARG0: The cat] [V: sat] [ARGM-LOC: on the mat] .`` (spans inclusive, non-overlapping).
+
+    The decoder tags the predicate's own token like any other, so an argument may cover it
+    (``[ARG1: The company [V: said] it expects]``); the predicate is then marked inside that
+    argument, never dropped from the description (the demo page draws it the same way)."""
+
+    def words(span: Span) -> str:
+        return " ".join(f"[V: {tokens[k].text}]" if k == position and span.label != "V" else tokens[k].text
+                        for k in range(span.start, span.end + 1))
+
     starts = {span.start: span for span in spans}
-    starts[position] = Span(position, position, "V")
+    if not any(span.start <= position <= span.end for span in spans):
+        starts[position] = Span(position, position, "V")
     parts, i = [], 0
     while i < len(tokens):
         span = starts.get(i)
@@ -60,7 +70,7 @@ def describe(tokens: Sequence[Token], position: int, spans: Sequence[Span]) -> s
             parts.append(tokens[i].text)
             i += 1
         else:
-            parts.append(f"[{span.label}: {' '.join(t.text for t in tokens[span.start : span.end + 1])}]")
+            parts.append(f"[{span.label}: {words(span)}]")
             i = span.end + 1
     return " ".join(parts)
 

@@ -12,7 +12,9 @@ import pytest
 import lisa_tf
 from data_pipeline.splits import read_split
 from lisa_tf.predict import predict_sentences
-from lisa_tf.predictor import PredictionInputError
+from data_pipeline.sentence import Span
+from data_pipeline.tokenizer import tokenize
+from lisa_tf.predictor import PredictionInputError, describe
 from lisa_tf.runs import load_run, load_run_config
 from tests.conftest import ROOT
 
@@ -63,6 +65,16 @@ def test_raw_text_offsets_index_the_input(lisa_run):
                 assert TEXT[argument["start"]:argument["end"]] == argument["text"]
                 assert f"[{argument['role']}: " in predicate["description"]
                 assert 0.0 < argument["score"] <= 1.0
+
+
+def test_description_keeps_the_predicate_when_an_argument_covers_it():
+    tokens = tokenize(TEXT[:TEXT.index(".") + 1])  # The company said it expects growth .
+    said = [t.text for t in tokens].index("said")
+    apart = describe(tokens, said, [Span(0, 1, "ARG0"), Span(3, 5, "ARG1")])
+    assert apart == "[ARG0: The company] [V: said] [ARG1: it expects growth] ."
+    # an argument tagged over its own predicate (a model's mistake) keeps the predicate visible
+    covering = describe(tokens, said, [Span(0, 4, "ARG1")])
+    assert covering == "[ARG1: The company [V: said] it expects] growth ."
 
 
 def test_given_predicates_and_parse_are_checked(lisa_run, deepatt_run):
