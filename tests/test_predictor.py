@@ -18,7 +18,9 @@ from lisa_tf.predictor import PredictionInputError, describe
 from lisa_tf.runs import load_run, load_run_config
 from tests.conftest import ROOT
 
-TEXT = "The company said it expects growth. Mr. Smith didn't agree with them."
+# The first sentence is one the tiny runs are trained on (EWT train), so that they find its predicate
+# whatever the run-to-run variation of a 200-step training; the second is new to them.
+TEXT = "Guerrillas killed an engineer, Asi Ali, from Tikrit. Mr. Smith didn't agree with them."
 
 
 def _spans(result):
@@ -68,7 +70,7 @@ def test_raw_text_offsets_index_the_input(lisa_run):
 
 
 def test_description_keeps_the_predicate_when_an_argument_covers_it():
-    tokens = tokenize(TEXT[:TEXT.index(".") + 1])  # The company said it expects growth .
+    tokens = tokenize("The company said it expects growth.")
     said = [t.text for t in tokens].index("said")
     apart = describe(tokens, said, [Span(0, 1, "ARG0"), Span(3, 5, "ARG1")])
     assert apart == "[ARG0: The company] [V: said] [ARG1: it expects growth] ."

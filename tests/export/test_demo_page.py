@@ -30,7 +30,9 @@ from tests.conftest import DATA, ROOT
 from tests.export import rest_cases
 
 MODEL = "srl"
-SENTENCE = "The cat sat on the mat, and Mr. Smith didn't agree with them yesterday."
+# An EWT training sentence of the tiny run (tests/conftest.py::lisa_run), so that the run finds its
+# predicate whatever the run-to-run variation of its short training.
+SENTENCE = "Guerrillas killed an engineer, Asi Ali, from Tikrit."
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed (requirements.txt)")
 from selenium.webdriver.common.by import By  # noqa: E402
