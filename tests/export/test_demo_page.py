@@ -164,9 +164,9 @@ def screenshot(driver, tmp_path: pathlib.Path, name: str, capsys) -> pathlib.Pat
     return path
 
 
-def dev_sentences(max_words: int):
-    """Real sentences of the shipped EWT dev split: (CoNLL-U text as pasted, words, heads, relations)."""
-    for block, sentence in conllu_blocks(DATA / "propbank-ewt" / "dev.conllu.gz"):
+def ewt_sentences(max_words: int, split: str = "dev"):
+    """Real sentences of a shipped EWT split: (CoNLL-U text as pasted, words, heads, relations)."""
+    for block, sentence in conllu_blocks(DATA / "propbank-ewt" / f"{split}.conllu.gz"):
         if len(sentence.words) <= max_words:
             text = "".join(line + "\n" for line in block.comments) + "".join("\t".join(row) + "\n" for row in block.rows)
             yield text, list(sentence.words), list(sentence.heads), list(sentence.dep_labels)
@@ -260,7 +260,8 @@ def paste_conllu(driver, text: str) -> None:
 
 def test_pasted_conllu_is_drawn_as_with_parse_answers(server, browser, tmp_path, capsys):
     open_page(browser, server)
-    text, words, heads, relations = next(s for s in dev_sentences(18) if 12 <= len(s[1]))
+    # one of the tiny run's training sentences, so that it finds a predicate whatever its run-to-run variation
+    text, words, heads, relations = next(s for s in ewt_sentences(18, "train") if 12 <= len(s[1]))
     paste_conllu(browser, text)
     press(browser, Keys.ENTER, hold=Keys.CONTROL)
     assert wait_for_answer(browser) == "done", browser.find_element(By.ID, "error").text
@@ -287,7 +288,7 @@ def test_pasted_conllu_is_drawn_as_with_parse_answers(server, browser, tmp_path,
 ])
 def test_malformed_conllu_names_the_line(server, browser, breakage, message):
     open_page(browser, server)
-    text, *_ = next(dev_sentences(30))
+    text, *_ = next(ewt_sentences(30))
     lines = text.splitlines()
     word_lines = [i for i, line in enumerate(lines) if line.split("\t")[0] == "3"]
     lines[word_lines[0]] = "\t".join(breakage(lines[word_lines[0]].split("\t")))
@@ -305,7 +306,7 @@ def test_server_error_is_shown_as_text(server, browser, lisa_export):
     _, export = lisa_export
     longest = json.loads((export / "assets" / "vocab_info.json").read_text())["longest_sentence"]
     open_page(browser, server)
-    text, words, heads, _ = next(s for s in dev_sentences(1000) if len(s[1]) > longest)
+    text, words, heads, _ = next(s for s in ewt_sentences(1000) if len(s[1]) > longest)
     status, expected = predict(server, {"signature_name": "with_parse",
                                         "instances": [{"tokens": words, "parse_heads": heads}]})
     assert status == 400 and "max_tokens_per_sentence" in expected["error"]
