@@ -10,10 +10,10 @@ import sys
 import pytest
 
 import lisa_tf
-from data_pipeline.splits import read_split
-from lisa_tf.predict import predict_sentences
 from data_pipeline.sentence import Span
+from data_pipeline.splits import read_split
 from data_pipeline.tokenizer import tokenize
+from lisa_tf.predict import predict_sentences
 from lisa_tf.predictor import PredictionInputError, describe
 from lisa_tf.runs import load_run, load_run_config
 from tests.conftest import ROOT
