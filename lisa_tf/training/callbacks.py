@@ -20,7 +20,8 @@ from typing import Callable
 
 import keras
 
-from lisa_tf.training.checkpoints import interval_logs, save_weights_whole, step_files as step_weight_files, write_whole
+from lisa_tf.atomic_files import write_text
+from lisa_tf.training.checkpoints import interval_logs, save_weights_whole, step_files as step_weight_files
 from lisa_tf.training.curves import plot_curves, read_metrics
 
 
@@ -72,7 +73,7 @@ class DevEvaluation(keras.callbacks.Callback):
                         f"training resumes from the checkpoint at step {step}")
         expected = "".join(json.dumps(r) + "\n" for r in self.records)
         if self.metrics_path.exists() and self.metrics_path.read_text() != expected:
-            write_whole(self.metrics_path, expected)  # also ends a line cut short by a kill
+            write_text(self.metrics_path, expected)  # also ends a line cut short by a kill
         best = self._best_marker()
         if best is not None and best[0] > step:
             shutil.rmtree(self.best_path.parent)
@@ -120,7 +121,7 @@ class DevEvaluation(keras.callbacks.Callback):
             if saved is None or record["dev_f1"] > saved[1]:
                 self.best_path.parent.mkdir(parents=True, exist_ok=True)
                 save_weights_whole(self.model, self.best_path)
-                write_whole(self.best_path.parent / "step.json", json.dumps({"step": step, "dev_f1": record["dev_f1"]}))
+                write_text(self.best_path.parent / "step.json", json.dumps({"step": step, "dev_f1": record["dev_f1"]}))
             self._keep(step)
             plot_curves(self.records, self.run_dir / "curves.png", title=self.run_dir.name)
             with open(self.metrics_path, "a") as handle:  # last: the line marks the interval as finished

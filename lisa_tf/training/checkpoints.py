@@ -22,6 +22,7 @@ import sys
 import keras
 
 from data_pipeline.errors import UserError
+from lisa_tf.atomic_files import partial_file, write_text
 from lisa_tf.weights import load_weights, save_weights
 
 PREFIX, SUFFIX = "step-", ".weights.h5"
@@ -41,18 +42,10 @@ def step_files(directory: str | os.PathLike) -> list[pathlib.Path]:
     return [path for _, path in sorted(files)]
 
 
-def write_whole(path: pathlib.Path, text: str) -> None:
-    """Replace ``path`` by ``text`` whole: written beside it, then renamed (a kill leaves the old file)."""
-    partial = path.with_name("partial-" + path.name)
-    partial.write_text(text)
-    os.replace(partial, path)
-
-
 def save_weights_whole(model: keras.Model, path: pathlib.Path) -> None:
     """:func:`lisa_tf.weights.save_weights` whole or not at all (written beside it, then renamed)."""
-    partial = path.with_name("partial-" + path.name)
-    save_weights(model, partial)
-    os.replace(partial, path)
+    with partial_file(path) as partial:
+        save_weights(model, partial)
 
 
 def save_checkpoint(model: keras.Model, directory: str | os.PathLike, step: int, keep: int = KEEP) -> pathlib.Path:
@@ -101,7 +94,7 @@ class IntervalCheckpoint(keras.callbacks.Callback):
         step = int(self.model.optimizer.iterations.numpy())
         self.directory.mkdir(parents=True, exist_ok=True)
         logs_path = _logs_file(self.directory / f"{PREFIX}{step}{SUFFIX}")
-        write_whole(logs_path, json.dumps({k: float(v) for k, v in (logs or {}).items()}))
+        write_text(logs_path, json.dumps({k: float(v) for k, v in (logs or {}).items()}))
         save_checkpoint(self.model, self.directory, step, self.keep)
 
 
