@@ -62,6 +62,7 @@ import os
 import pathlib
 import shutil
 import tempfile
+from typing import Mapping, Optional
 
 import keras
 import tensorflow as tf
@@ -69,6 +70,7 @@ import tensorflow as tf
 from data_pipeline.errors import UserError
 from data_pipeline.tokenizer import tokenize_tf
 
+from lisa_tf.atomic_files import partial_directory
 from lisa_tf.decoding.bio_spans import bio_spans
 from lisa_tf.decoding.head_indices import to_conllu
 from lisa_tf.models import DependencyParser
@@ -323,11 +325,22 @@ def _store_each_weight_once(archive: keras.export.ExportArchive) -> None:
                              for v in getattr(root, name)])
 
 
-def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
+def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str, pathlib.Path]] = None) -> pathlib.Path:
     """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, the dependency parser included;
-    float32) as a SavedModel to ``out_dir`` (new or empty: :func:`check_export_dir`)."""
+    float32) as a SavedModel to ``out_dir`` (new or empty: :func:`check_export_dir`).
+
+    The version directory appears whole or not at all: it is written under a hidden sibling name
+    (which TensorFlow Serving's poller and ours ignore: only numeric names are versions), with every
+    asset, then renamed into place (:mod:`lisa_tf.atomic_files`). A server never loads an export whose
+    ``assets/config.json`` (the request limits) is still to come.
+
+    Args:
+        model: the model to export.
+        out_dir: the version directory (``exports/srl/1``).
+        assets: extra files copied into ``assets/`` under the given names.
+    """
     out_dir = check_export_dir(out_dir)
-    with tempfile.TemporaryDirectory() as scratch:
+    with partial_directory(out_dir) as build, tempfile.TemporaryDirectory() as scratch:
         names = LabelNames(model, pathlib.Path(scratch))
         archive = keras.export.ExportArchive()
         archive.track(model)
@@ -335,7 +348,9 @@ def export_model(model, out_dir: str | os.PathLike) -> pathlib.Path:
         for name, (function, signature) in serving_functions(model, names).items():
             archive.add_endpoint(name, function, input_signature=signature)
         _store_each_weight_once(archive)
-        archive.write_out(str(out_dir), verbose=False)
+        archive.write_out(str(build), verbose=False)
+        for name, source in (assets or {}).items():
+            shutil.copy(source, build / "assets" / name)
     return out_dir
 
 
@@ -343,13 +358,14 @@ def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: 
                model=None) -> pathlib.Path:
     """Export the run's model to ``out_dir`` (e.g. ``exports/srl/1``, TF-Serving layout); float32.
     ``weights``: ``best``, ``final``, ``model`` (the weights in ``model.keras``) or a path; ``model``:
-    the run's model already loaded that way (float32), instead of loading it again."""
+    the run's model already loaded that way (float32), instead of loading it again. The run's
+    ``config.json`` and ``vocab/vocab_info.json`` (the training data's sizes: the server's request
+    limits) go into the export's assets."""
     check_export_dir(out_dir)  # before the model is loaded
     if model is None:
         model = load_run(run_dir, weights, dtype_policy="float32")
-    out_dir = export_model(model, out_dir)
-    shutil.copy(pathlib.Path(run_dir) / "config.json", out_dir / "assets" / "config.json")
-    info = pathlib.Path(run_dir) / "vocab" / "vocab_info.json"  # the training data's sizes (request limits)
+    assets = {"config.json": pathlib.Path(run_dir) / "config.json"}
+    info = pathlib.Path(run_dir) / "vocab" / "vocab_info.json"
     if info.exists():
-        shutil.copy(info, out_dir / "assets" / "vocab_info.json")
-    return out_dir
+        assets["vocab_info.json"] = info
+    return export_model(model, out_dir, assets)

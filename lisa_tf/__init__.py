@@ -10,13 +10,14 @@ __version__ = "0.1.0"
 import sys as _sys
 
 
-def load(path=None, token_budget: int = 4096):
+def load(path=None, token_budget: int = 4096, max_sentence_tokens=None):
     """A predictor for a run directory, a ``.keras`` file, a SavedModel export or a packaged model;
     without ``path`` the model shipped in ``models/srl``: ``lisa_tf.load().predict("The cat sat on the
-    mat.")`` (see :mod:`lisa_tf.predictor`)."""
+    mat.")`` (see :mod:`lisa_tf.predictor`; a SavedModel runs its graph when loaded: load only
+    directories you trust)."""
     from lisa_tf.predictor import load as _load
 
-    return _load(path, token_budget)
+    return _load(path, token_budget, max_sentence_tokens)
 
 
 # ``import lisa_tf`` registers the models and layers with keras.saving (it imports TensorFlow). The

@@ -35,6 +35,8 @@ import shutil
 import tempfile
 from typing import Iterator
 
+from data_pipeline.errors import UserError
+
 #: The start of scratch siblings' names (``.partial-k3j2.model.keras``).
 PARTIAL = ".partial-"
 _RANDOM_CHARACTERS = 8  # the length of tempfile's random names
@@ -195,6 +197,33 @@ def partial_directory(target: str | os.PathLike) -> Iterator[pathlib.Path]:
             shutil.rmtree(partial, ignore_errors=True)
 
 
+def check_writable(target: str | os.PathLike, flag: str) -> pathlib.Path:
+    """Check, before any work, that ``target`` can be written (its directory is created if missing).
+
+    Args:
+        target: the file a command will write at the end.
+        flag: the option that named it, for the message (``--out``).
+
+    Returns:
+        ``target`` as a path.
+
+    Raises:
+        UserError: one line naming the flag, the path and why it cannot be written.
+    """
+    target = pathlib.Path(target)
+    if target.is_dir():
+        raise UserError(f"{flag} {target}: is a directory; expected a file path")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=PARTIAL, suffix=f".{target.name}", dir=target.parent)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise UserError(f"{flag} {target}: cannot be written ({error.strerror or error}); expected a path in a "
+                        "writable directory") from None
+    return target
+
+
 def _fsync_tree(directory: pathlib.Path) -> None:
     for root, _, files in os.walk(directory):
         for name in files:
@@ -203,5 +232,5 @@ def _fsync_tree(directory: pathlib.Path) -> None:
         _fsync_directory(pathlib.Path(root))
 
 
-__all__ = ["PARTIAL", "partial_directory", "partial_file", "recover_directory", "remove_scratch", "write_bytes",
+__all__ = ["PARTIAL", "check_writable", "partial_directory", "partial_file", "recover_directory", "remove_scratch", "write_bytes",
            "write_text"]

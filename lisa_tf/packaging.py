@@ -25,11 +25,10 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
-import tempfile
 from typing import Optional
 
 from data_pipeline.errors import UserError
+from lisa_tf.atomic_files import partial_directory, write_text
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 #: Where the shipped models live in the repository.
@@ -120,13 +119,6 @@ def _labels(model) -> dict:
             "upos": list(model.upos_labels) if getattr(model, "upos_tagger", None) else []}
 
 
-def _write_package(build: pathlib.Path, target: pathlib.Path) -> None:
-    """Replace ``target`` by the finished ``build`` directory (the old package stays until then)."""
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.move(str(build), str(target))
-
-
 def _package(model, run_dir: pathlib.Path, build: pathlib.Path) -> dict:
     """Export and ``.keras`` of ``model`` (the run's best weights, float32) into ``build``; their sizes."""
     from export.saved_model import export_run
@@ -163,8 +155,9 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
             raise PackagingError(f"{run}: no trained weights; run ./run_experiments.sh open --models {key}")
     out.mkdir(parents=True, exist_ok=True)
     cards = {}
-    with tempfile.TemporaryDirectory(dir=out) as scratch:
-        scratch = pathlib.Path(scratch)
+    # Each package is built beside its target and swapped in whole (lisa_tf.atomic_files): a kill at any
+    # moment leaves every package either old or new, and no scratch directory behind once rerun.
+    with partial_directory(out / "srl") as srl_build, partial_directory(out / "parser") as parser_build:
         model = load_run(srl_run)
         training = _training(srl_run)
         config = training["config"]
@@ -180,12 +173,12 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
             "licences": [LICENCES["propbank-ewt"], LICENCES["glove"]]
                         + ([LICENCES["minilm"]] if config["model"].get("contextual") else []),
         }
-        card["files"] = _package(model, srl_run, scratch / "srl")
+        card["files"] = _package(model, srl_run, srl_build)
         dev = config["data"]["dev"]
         card["check"] = {"split": "dev", "data": dev, "format": config["data"]["format"], "sentences": CHECK_SENTENCES,
                          "condition": "predicted predicates, own parse",
-                         "f1": check_slice_f1(_load_packaged(scratch / "srl"), str(ROOT / dev), config["data"]["format"])}
-        _write_card(scratch / "srl", card, srl_card_markdown)
+                         "f1": check_slice_f1(_load_packaged(srl_build), str(ROOT / dev), config["data"]["format"])}
+        _write_card(srl_build, card, srl_card_markdown)
         cards["srl"] = card
 
         parser = load_run(parser_run)
@@ -199,18 +192,16 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
             "evaluation": parser_entry["eval"],
             "licences": [LICENCES["ud-ewt"], LICENCES["glove"]],
         }
-        parser_card["files"] = _package(parser, parser_run, scratch / "parser")
-        _write_card(scratch / "parser", parser_card, parser_card_markdown)
+        parser_card["files"] = _package(parser, parser_run, parser_build)
+        _write_card(parser_build, parser_card, parser_card_markdown)
         cards["parser"] = parser_card
-        _write_package(scratch / "srl", out / "srl")
-        _write_package(scratch / "parser", out / "parser")
     return cards
 
 
 def _write_card(directory: pathlib.Path, card: dict, render) -> None:
     card = _repository_paths(card)
-    (directory / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
-    (directory / "MODEL_CARD.md").write_text(render(card))
+    write_text(directory / CARD_FILE, json.dumps(card, indent=2) + "\n")
+    write_text(directory / "MODEL_CARD.md", render(card))
 
 
 def _load_packaged(directory: pathlib.Path):

@@ -17,6 +17,15 @@ when the model predicts them (LISA, SA). An argument's ``score`` is the mean pro
 
 Text is split into sentences and tokenised with :mod:`data_pipeline.tokenizer` (UD English-EWT
 conventions). Prediction runs in batches of at most ``token_budget`` padded tokens.
+
+Sizes are bounded before any work (:mod:`lisa_tf.input_limits`, the policy the server applies too): a
+paragraph over a million characters, or a sentence longer than the model's longest training sentence
+(``max_sentence_tokens``), raises :class:`~lisa_tf.input_limits.InputTooLong`. With
+``over_limit="skip"`` it is returned unlabelled instead, with ``"skipped": {"reason": ..., "input": i}``
+(``i`` indexes the paragraphs, texts or token lists given), and the other sentences are labelled.
+
+Loading a SavedModel runs the graph it holds (a SavedModel is a program), so give ``load`` only
+model directories you trust; ``.keras`` files are read in Keras' safe mode, which runs no Python code.
 """
 
 from __future__ import annotations
@@ -32,6 +41,8 @@ from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
 
+from lisa_tf.input_limits import (InputTooLong, check_paragraph, max_tokens_per_sentence,
+                                  model_max_tokens_per_sentence, sentence_too_long)
 from lisa_tf.predict import label_sentences
 from lisa_tf.runs import MODEL_FILE, load_model_file, load_run
 
@@ -114,6 +125,15 @@ def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None) 
     return {"text": text[start:end], "tokens": token_rows, "predicates": frames}
 
 
+def unlabelled(text: str, tokens: Sequence[Token], skipped: Optional[dict] = None) -> dict:
+    """The result of a sentence that is not sent to the model: empty, or ``skipped`` (why, and which
+    input it came from)."""
+    result = frame(text, tokens, [])
+    if skipped:
+        result["skipped"] = skipped
+    return result
+
+
 def _check_predicates(predicates, count: int, lengths: Sequence[int]) -> list[list[int]]:
     if len(predicates) != count:
         raise PredictionInputError(f"predicates: expected one list of token indices per sentence ({count}), found {len(predicates)}")
@@ -140,30 +160,71 @@ def _check_parse(parse, count: int, lengths: Sequence[int]) -> list[list[int]]:
     return [list(map(int, heads)) for heads in parse]
 
 
+def _positive(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise PredictionInputError(f"{name}: expected a positive whole number, found {value!r}")
+    return int(value)
+
+
+def _skipped(reason: str, index: int) -> dict:
+    return {"reason": reason, "input": index}
+
+
 class Predictor:
     """Labels sentences with a loaded model (see the module docstring).
 
     Args:
         model: an :class:`~lisa_tf.models.base.SrlModel`.
         token_budget: most padded tokens per batch.
+        max_sentence_tokens: the longest sentence labelled (:mod:`lisa_tf.input_limits`; ``None``: the
+            fallback, as for a ``.keras`` file that records no training data sizes).
     """
 
-    def __init__(self, model, token_budget: int = 4096):
+    def __init__(self, model, token_budget: int = 4096, max_sentence_tokens: Optional[int] = None):
         self.model = model
-        self.token_budget = token_budget
+        self.token_budget = _positive(token_budget, "token_budget")
+        self.max_sentence_tokens = _positive(max_sentence_tokens or max_tokens_per_sentence(), "max_sentence_tokens")
 
-    def _inputs(self, text, tokens, paragraphs=None):
+    def _inputs(self, text, tokens, paragraphs=None, over_limit: str = "raise"):
+        """``(text, tokens, skipped)`` per sentence: ``skipped`` is None, or why it is not labelled."""
         if sum(x is not None for x in (text, tokens, paragraphs)) != 1:
             raise PredictionInputError("give one of text (a string or a list of sentence strings), tokens=[[...], ...] "
                                        "or paragraphs=[...]")
+        if over_limit not in ("raise", "skip"):
+            raise PredictionInputError(f"over_limit: expected 'raise' or 'skip', found {over_limit!r}")
         if isinstance(text, str):
-            paragraphs = [text]
-        if paragraphs is not None:
-            return [(str(p), sentence) for p in paragraphs for sentence in split_and_tokenize(str(p))]
+            paragraphs, name = [text], "text"
+        else:
+            name = "paragraphs" if paragraphs is not None else "text"
+        rows = []
         if tokens is not None:
-            words = [list(map(str, row)) for row in tokens]
-            return [(" ".join(row), _tokens_of_words(row)) for row in words]
-        return [(str(item), tokenize(str(item))) for item in text]
+            for i, row in enumerate(tokens):
+                words = list(map(str, row))
+                rows.append((i, f"tokens[{i}]", " ".join(words), _tokens_of_words(words)))
+        else:
+            for i, item in enumerate(paragraphs if paragraphs is not None else text):
+                item, where = str(item), name if isinstance(text, str) else f"{name}[{i}]"
+                try:
+                    check_paragraph(item, where)
+                except InputTooLong as error:
+                    if over_limit == "raise":
+                        raise
+                    rows.append((i, where, "", [], _skipped(str(error)[len(where) + 2:], i)))
+                    continue
+                pieces = split_and_tokenize(item) if paragraphs is not None else [tokenize(item)]
+                rows.extend((i, f"{where} sentence {k + 1}" if paragraphs is not None else where, item, toks)
+                            for k, toks in enumerate(pieces))
+        inputs = []
+        for row in rows:
+            if len(row) == 5:
+                inputs.append(row[2:])
+                continue
+            index, where, text_, toks = row
+            reason = sentence_too_long(len(toks), self.max_sentence_tokens)
+            if reason is not None and over_limit == "raise":
+                raise InputTooLong(f"{where}: {reason}")
+            inputs.append((text_, toks, _skipped(reason, index) if reason else None))
+        return inputs
 
     def predict(
         self,
@@ -173,14 +234,18 @@ class Predictor:
         predicates: Optional[Sequence[Sequence[int]]] = None,
         parse: Optional[Sequence[Sequence[int]]] = None,
         paragraphs: Optional[Sequence[str]] = None,
+        over_limit: str = "raise",
     ) -> list[dict]:
         """Label ``text`` (a paragraph: split into sentences; or a list of sentences) or ``tokens``
         (pre-tokenised sentences). ``predicates``: token indices per sentence (default: the model's
         own predicate identification); ``parse``: CoNLL-U heads per sentence, injected into LISA's
         syntax head. ``paragraphs``: several paragraphs, each split into sentences (offsets index its
-        paragraph), labelled in shared batches. Returns one dict per sentence (module docstring)."""
-        inputs = self._inputs(text, tokens, paragraphs)
-        lengths = [len(toks) for _, toks in inputs]
+        paragraph), labelled in shared batches. ``over_limit``: ``"raise"`` (default) refuses a
+        paragraph or sentence over its limit with :class:`~lisa_tf.input_limits.InputTooLong`,
+        ``"skip"`` returns it unlabelled with ``"skipped"`` (module docstring). Returns one dict per
+        sentence (module docstring)."""
+        inputs = self._inputs(text, tokens, paragraphs, over_limit)
+        lengths = [len(toks) for _, toks, _ in inputs]
         model = self.model
         if predicates is not None:
             predicates = _check_predicates(predicates, len(inputs), lengths)
@@ -194,9 +259,9 @@ class Predictor:
                 raise PredictionInputError(f"parse: this {model.name} model has no syntax head to inject a parse into (LISA has)")
             parse = _check_parse(parse, len(inputs), lengths)
         batch, where = [], []
-        for s, (_, toks) in enumerate(inputs):
-            if not toks:
-                continue  # an empty sentence: returned with no tokens, never sent to the model
+        for s, (_, toks, skipped) in enumerate(inputs):
+            if not toks or skipped:
+                continue  # an empty or skipped sentence: returned unlabelled, never sent to the model
             given = predicates[s] if predicates is not None else []
             words = [t.text for t in toks]
             batch.append(Sentence(words=words, heads=parse[s] if parse is not None else None,
@@ -208,9 +273,9 @@ class Predictor:
         if getattr(model, "predicts_predicates", False):
             options["gold_predicates"] = predicates is not None
         labelled, probs = label_sentences(model, batch, token_budget=self.token_budget, **options) if batch else ([], [])
-        results = [frame(text_, toks, []) for text_, toks in inputs]
+        results = [unlabelled(*item) for item in inputs]
         for s, sentence, tag_probs in zip(where, labelled, probs):
-            text_, toks = inputs[s]
+            text_, toks, _ = inputs[s]
             rows = [
                 (p.position, [a for a in p.arguments if a.label not in ("V", "C-V")], tag_probs[p.position])
                 for p in sentence.predicates
@@ -223,9 +288,12 @@ class Predictor:
 class ExportPredictor(Predictor):
     """A :class:`Predictor` over a SavedModel export's signatures (no Keras model needed)."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, max_sentence_tokens: Optional[int] = None):
         import tensorflow as tf
 
+        self.token_budget = None  # one sentence per call
+        self.max_sentence_tokens = _positive(max_sentence_tokens or model_max_tokens_per_sentence(path),
+                                             "max_sentence_tokens")
         self.path = str(path)
         self.loaded = tf.saved_model.load(self.path)
         self.signature = self.loaded.signatures["serving_default"]
@@ -233,11 +301,12 @@ class ExportPredictor(Predictor):
         self.finds_predicates = not self.takes_predicates or "find_predicates" in self.loaded.signatures
         self.uses_syntax = "with_parse" in self.loaded.signatures
 
-    def predict(self, text=None, *, tokens=None, predicates=None, parse=None, paragraphs=None) -> list[dict]:
+    def predict(self, text=None, *, tokens=None, predicates=None, parse=None, paragraphs=None,
+                over_limit="raise") -> list[dict]:
         import tensorflow as tf
 
-        inputs = self._inputs(text, tokens, paragraphs)
-        lengths = [len(toks) for _, toks in inputs]
+        inputs = self._inputs(text, tokens, paragraphs, over_limit)
+        lengths = [len(toks) for _, toks, _ in inputs]
         if predicates is not None:
             predicates = _check_predicates(predicates, len(inputs), lengths)
         elif not self.finds_predicates:
@@ -248,9 +317,9 @@ class ExportPredictor(Predictor):
                 raise PredictionInputError("parse: this export has no with_parse signature (LISA exports have)")
             parse = _check_parse(parse, len(inputs), lengths)
         results = []
-        for s, (text_, toks) in enumerate(inputs):
-            if not toks:
-                results.append(frame(text_, toks, []))
+        for s, (text_, toks, skipped) in enumerate(inputs):
+            if not toks or skipped:
+                results.append(unlabelled(text_, toks, skipped))
                 continue
             words = tf.constant([[t.text for t in toks]])
             if self.takes_predicates and predicates is not None:
@@ -302,9 +371,18 @@ class ParserModelError(UserError):
                          f"parse with `python -m lisa_tf parse {path} --input FILE`")
 
 
-def load(path: str | os.PathLike | None = None, token_budget: int = 4096) -> Predictor:
+def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
+         max_sentence_tokens: Optional[int] = None) -> Predictor:
     """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
     model (:mod:`lisa_tf.packaging`) of an SRL model; without ``path``, the shipped model (``models/srl``).
+
+    A SavedModel is a program: loading it runs its graph. Give ``load`` only directories you trust.
+
+    Args:
+        path: the model (see above).
+        token_budget: most padded tokens per batch.
+        max_sentence_tokens: the longest sentence to label; default: the model's longest training
+            sentence where the path records it (:mod:`lisa_tf.input_limits`).
 
     Raises:
         ParserModelError: the path holds the dependency parser or its export.
@@ -312,17 +390,18 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096) -> Pre
     from lisa_tf.models import DependencyParser
     from lisa_tf.packaging import KERAS_FILE, default_model, is_package
 
+    _positive(token_budget, "token_budget")
     path = default_model("srl") if path is None else pathlib.Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
-    if is_package(path):
-        path = path / KERAS_FILE
-    if path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists():
-        model = load_model_file(path) if path.is_file() else load_run(path)
+    limit = max_sentence_tokens or model_max_tokens_per_sentence(path)
+    package = is_package(path)
+    if package or path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists():
+        model = load_model_file(path / KERAS_FILE if package else path) if package or path.is_file() else load_run(path)
         if isinstance(model, DependencyParser):
             raise ParserModelError(path)
-        return Predictor(model, token_budget)
-    predictor = ExportPredictor(_latest_version(path))
+        return Predictor(model, token_budget, limit)
+    predictor = ExportPredictor(_latest_version(path), limit)
     if "srl_tags" not in predictor.signature.structured_outputs:
         raise ParserModelError(path)
     return predictor

@@ -29,8 +29,12 @@ def run(args) -> int:
     import pathlib
     import sys
 
+    from lisa_tf.atomic_files import check_writable, write_text
     from lisa_tf.evaluation.runs import evaluate_runs, metrics_markdown
 
+    if args.out:  # before the evaluation, which may take long
+        check_writable(args.out, "--out")
+        check_writable(pathlib.Path(args.out).with_suffix(".md"), "--out")
     metrics = evaluate_runs(
         args.run,
         args.data,
@@ -46,9 +50,8 @@ def run(args) -> int:
     markdown = metrics_markdown(metrics)
     if args.out:
         out = pathlib.Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
-        out.with_suffix(".md").write_text(markdown + "\n")
+        write_text(out, text + "\n")  # whole or not at all: a kill leaves the old file, never a cut one
+        write_text(out.with_suffix(".md"), markdown + "\n")
     print(text)
     print(markdown)
     if metrics.get("unseen_labels"):  # SRL only: a parser run has no role labels

@@ -2,6 +2,7 @@
 or its SavedModel export (Eisner's projective trees, decoded in-graph), writing CoNLL-U."""
 
 from data_pipeline.errors import UserError
+from lisa_tf.commands._text_input import positive_int, read_lines
 
 HELP = "dependency-parse raw text, tokenised lines or the words of a CoNLL file with a parser run (CoNLL-U out)"
 
@@ -29,7 +30,10 @@ def add_arguments(parser):
     parser.add_argument("--out", help="write the CoNLL-U here instead of standard output")
     parser.add_argument("--greedy", action="store_true",
                         help="each token's best head instead of the maximum spanning tree (may not be a tree; a run only)")
-    parser.add_argument("--batch-tokens", type=int, default=4096, help="most padded tokens per batch")
+    parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="most padded tokens per batch")
+    parser.add_argument("--max-sentence-tokens", type=positive_int, default=None,
+                        help="longest sentence to parse (default: the model's longest training sentence; else 512); "
+                             "longer ones are skipped, reported and counted")
 
 
 def _input_format(args) -> str:
@@ -43,31 +47,34 @@ def _input_format(args) -> str:
 
 
 def _sentences(args):
-    """Word lists of the input, read lazily (text) or from the CoNLL file's sentences."""
+    """``(source, words or None, why it is skipped or None)`` per sentence of the input, read lazily
+    (text) or from the CoNLL file's sentences; ``source`` names it for messages (``FILE:LINE``)."""
     import sys
 
     from data_pipeline.readers import read_sentences
     from data_pipeline.tokenizer import sentences as split_and_tokenize
+    from lisa_tf.input_limits import MAX_PARAGRAPH_CHARACTERS
 
     fmt = _input_format(args)
     if fmt != "text":
         if args.input == "-":
             raise ParseInputError(f"--format {fmt}: give the CoNLL file's path, not standard input")
         for sentence in read_sentences(args.input, fmt):
-            yield list(sentence.words)
+            yield f"{args.input}:{sentence.line}", list(sentence.words), None
         return
-    handle = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+    name = "<stdin>" if args.input == "-" else args.input
+    handle = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
     with handle:
-        for line in handle:
-            line = line.strip()
-            if not line:
-                continue
-            if args.tokenized:
-                yield line.split()
+        for number, line, skipped in read_lines(handle, MAX_PARAGRAPH_CHARACTERS):
+            source = f"{name}:{number}"
+            if skipped:
+                yield source, None, skipped
+            elif args.tokenized:
+                yield source, line.split(), None
             else:
                 for tokens in split_and_tokenize(line):
                     if tokens:
-                        yield [t.text for t in tokens]
+                        yield source, [t.text for t in tokens], None
 
 
 def _load_parser(path):
@@ -107,10 +114,13 @@ def run(args) -> int:
     import time
 
     from data_pipeline.sentence import Sentence
+    from lisa_tf.input_limits import model_max_tokens_per_sentence, sentence_too_long
+    from lisa_tf.packaging import default_model
     from lisa_tf.models import DependencyParser
     from lisa_tf.parse import conllu_lines, parse_sentences, parse_with_export
 
     model = _load_parser(args.model)
+    limit = args.max_sentence_tokens or model_max_tokens_per_sentence(args.model or default_model("parser", "MODEL"))
     if isinstance(model, DependencyParser):
         def parse(chunk):
             return parse_sentences(model, chunk, token_budget=args.batch_tokens, tree=not args.greedy)
@@ -121,17 +131,31 @@ def run(args) -> int:
             return parse_with_export(model, chunk, token_budget=args.batch_tokens)
     if args.input != "-" and not os.path.exists(args.input):
         raise ParseInputError(f"{args.input}: no such file")
-    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
-    sentences = tokens = 0
+    try:
+        out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+    except OSError as error:
+        raise ParseInputError(f"--out {args.out}: {error.strerror}; expected a writable file path") from None
+    sentences = tokens = skipped = 0
     started = time.perf_counter()
     try:
-        words = _sentences(args)
+        units = _sentences(args)
         while True:
-            chunk = [Sentence(words=w) for w in itertools.islice(words, CHUNK)]
-            if not chunk:
+            read = list(itertools.islice(units, CHUNK))
+            if not read:
                 break
+            chunk = []
+            for source, words, reason in read:
+                reason = reason or sentence_too_long(len(words), limit)
+                if reason:  # reported and counted, not written
+                    skipped += 1
+                    print(f"warning: {source}: {reason}; skipped", file=sys.stderr)
+                else:
+                    chunk.append(Sentence(words=words))
+            if not chunk:
+                continue
             parsed = parse(chunk)
             out.write("\n".join(conllu_lines(parsed)) + "\n")
+            out.flush()  # what is parsed is on disk, whatever happens to the lines after it
             sentences += len(chunk)
             tokens += sum(len(s) for s in chunk)
     finally:
@@ -139,6 +163,6 @@ def run(args) -> int:
             out.close()
     seconds = time.perf_counter() - started
     rate = sentences / seconds if seconds > 0 else 0.0
-    print(f"parsed {sentences} sentences ({tokens} tokens) in {seconds:.1f} s: {rate:.1f} sentences/s",
-          file=sys.stderr)
-    return 0
+    print(f"parsed {sentences} sentences ({tokens} tokens) in {seconds:.1f} s: {rate:.1f} sentences/s; "
+          f"{skipped} skipped", file=sys.stderr)
+    return 2 if skipped else 0

@@ -10,6 +10,7 @@ DOCUMENT = "predict"
 UNKNOWN_SENSE = "?"
 
 from data_pipeline.errors import UserError  # noqa: E402  (pure Python: keeps --help fast)
+from lisa_tf.commands._text_input import positive_int, read_lines  # noqa: E402
 
 
 def add_arguments(parser):
@@ -28,7 +29,10 @@ def add_arguments(parser):
                              f"{UNKNOWN_SENSE!r}: senses are not predicted); conllu: tokens with predicted POS (XPOS) "
                              "and heads")
     parser.add_argument("--out", help="write here instead of standard output")
-    parser.add_argument("--batch-tokens", type=int, default=4096, help="most padded tokens per batch")
+    parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="most padded tokens per batch")
+    parser.add_argument("--max-sentence-tokens", type=positive_int, default=None,
+                        help="longest sentence to label (default: the model's longest training sentence, as the "
+                             "server; else 512); longer ones are skipped, reported and counted")
 
 
 def _open(path, mode, flag):
@@ -41,31 +45,38 @@ def _open(path, mode, flag):
 
 
 def _units(args):
-    """(text or tokens, heads) per unit of input, read lazily."""
+    """``(source, text or tokens, heads, skipped)`` per unit of input, read lazily; ``source`` names
+    the unit for messages (``FILE:LINE``), ``skipped`` says why a line cannot be labelled."""
     import sys
 
     from data_pipeline.readers.conllu import read_conllu
+    from lisa_tf.input_limits import MAX_PARAGRAPH_CHARACTERS
 
     if args.parse:
         if args.text or args.input:
             raise UserError("--parse gives the sentences (its words); do not also give TEXT or --input")
         for sentence in read_conllu(args.parse):
-            yield list(sentence.words), list(sentence.heads)
+            yield f"{args.parse}:{sentence.line}", list(sentence.words), list(sentence.heads), None
         return
     if args.text:
-        for paragraph in args.text:
-            yield (paragraph.split() if args.tokenized else paragraph), None
-    handle = None
-    if args.input:
-        handle = sys.stdin if args.input == "-" else _open(args.input, "r", "--input")
-    elif not args.text:
-        raise UserError("nothing to label: give TEXT, --input FILE (- for stdin) or --parse FILE.conllu")
-    if handle is not None:
-        with handle:
-            for line in handle:
-                line = line.rstrip("\n")
-                if line.strip():
-                    yield (line.split() if args.tokenized else line), None
+        for number, paragraph in enumerate(args.text, start=1):
+            yield f"TEXT {number}", (paragraph.split() if args.tokenized else paragraph), None, None
+    if not args.input:
+        if not args.text:
+            raise UserError("nothing to label: give TEXT, --input FILE (- for stdin) or --parse FILE.conllu")
+        return
+    name = "<stdin>" if args.input == "-" else args.input
+    if args.input == "-":
+        handle = sys.stdin.buffer
+    else:
+        try:
+            handle = open(args.input, "rb")
+        except OSError as error:
+            raise UserError(f"--input {args.input}: {error.strerror}; expected a readable text file") from None
+    with handle:
+        for number, line, skipped in read_lines(handle, MAX_PARAGRAPH_CHARACTERS):
+            unit = None if line is None else (line.split() if args.tokenized else line)
+            yield f"{name}:{number}", unit, None, skipped
 
 
 def _split_model(args) -> None:
@@ -131,13 +142,18 @@ def run(args) -> int:
 
     _split_model(args)
     try:
-        predictor = load(args.model, token_budget=args.batch_tokens)
+        predictor = load(args.model, token_budget=args.batch_tokens, max_sentence_tokens=args.max_sentence_tokens)
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     out = _open(args.out, "w", "--out") if args.out else sys.stdout
     progress = sys.stderr.isatty()
-    counts = {"sentences": 0, "tokens": 0, "predicates": 0, "empty": 0}
+    counts = {"sentences": 0, "tokens": 0, "predicates": 0, "empty": 0, "skipped": 0}
+
+    def skip(source, reason):
+        counts["skipped"] += 1
+        print(("\n" if progress else "") + f"warning: {source}: {reason}; skipped", file=sys.stderr)
+
     if args.format == "conll12":
         out.write(f"#begin document ({DOCUMENT}); part 000\n")
     try:
@@ -146,17 +162,28 @@ def run(args) -> int:
             chunk = list(itertools.islice(units, CHUNK))
             if not chunk:
                 break
+            for source, _, _, reason in chunk:
+                if reason:
+                    skip(source, reason)
+            chunk = [unit for unit in chunk if not unit[3]]
+            if not chunk:
+                continue
             if args.parse or args.tokenized:
-                results = predictor.predict(tokens=[u for u, _ in chunk],
-                                            parse=[h for _, h in chunk] if args.parse else None)
+                results = predictor.predict(tokens=[u for _, u, _, _ in chunk],
+                                            parse=[h for _, _, h, _ in chunk] if args.parse else None,
+                                            over_limit="skip")
             else:
-                results = predictor.predict(paragraphs=[text for text, _ in chunk])
+                results = predictor.predict(paragraphs=[text for _, text, _, _ in chunk], over_limit="skip")
             for result in results:
+                if "skipped" in result:  # reported and counted, not written
+                    skip(chunk[result["skipped"]["input"]][0], result["skipped"]["reason"])
+                    continue
                 counts["sentences"] += 1
                 counts["tokens"] += len(result["tokens"])
                 counts["predicates"] += len(result["predicates"])
                 counts["empty"] += not result["tokens"]
                 _write(result, args.format, out)
+            out.flush()  # what is labelled is on disk, whatever happens to the lines after it
             if progress:
                 print(f"\r{counts['sentences']} sentences", end="", file=sys.stderr, flush=True)
     except UserError as error:
@@ -168,5 +195,5 @@ def run(args) -> int:
         if args.out:
             out.close()
     print(("\n" if progress else "") + f"labelled {counts['sentences']} sentences ({counts['tokens']} tokens, "
-          f"{counts['predicates']} predicates; {counts['empty']} empty)", file=sys.stderr)
-    return 0
+          f"{counts['predicates']} predicates; {counts['empty']} empty); {counts['skipped']} skipped", file=sys.stderr)
+    return 2 if counts["skipped"] else 0

@@ -1,0 +1,125 @@
+"""One sentence-length policy for the library, ``predict`` and ``parse`` (lisa_tf/input_limits.py), and
+input lines that cannot be labelled reported and counted without costing the lines around them."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+import lisa_tf
+from data_pipeline.splits import read_split
+from lisa_tf.cli import main
+from lisa_tf.commands._text_input import read_lines
+from lisa_tf.input_limits import FALLBACK_MAX_TOKENS_PER_SENTENCE, InputTooLong, model_max_tokens_per_sentence
+from lisa_tf.runs import load_run_config
+from tests.test_predictor import TEXT
+
+
+def _longest_training_sentence(run) -> int:
+    """Read from the run's training data itself (not from what training recorded)."""
+    data = load_run_config(run).data
+    return max(len(s) for s in read_split(data.train, data.format, None, data.max_train_sentences))
+
+
+def test_the_limit_is_the_longest_training_sentence_for_runs_and_exports(lisa_export, tmp_path):
+    run, export = lisa_export
+    longest = _longest_training_sentence(run)
+    assert lisa_tf.load(run).max_sentence_tokens == longest
+    assert lisa_tf.load(run / "model.keras").max_sentence_tokens == longest  # a run's .keras file
+    assert lisa_tf.load(export).max_sentence_tokens == longest
+    assert lisa_tf.load(export.parent).max_sentence_tokens == longest  # the base directory: its newest version
+    assert model_max_tokens_per_sentence(tmp_path) == FALLBACK_MAX_TOKENS_PER_SENTENCE  # records nothing
+    assert lisa_tf.load(run, max_sentence_tokens=7).max_sentence_tokens == 7
+
+
+def test_a_sentence_over_the_limit_is_refused_before_the_model_runs(lisa_export, monkeypatch):
+    run, export = lisa_export
+    longest = _longest_training_sentence(run)
+    long_sentence = " ".join(["said"] * (longest + 1)) + " ."
+    for predictor in (lisa_tf.load(run), lisa_tf.load(export)):
+        with pytest.raises(InputTooLong, match=rf"^text sentence 3: {longest + 2} tokens, over the model's limit "
+                                               rf"of {longest} tokens per sentence"):
+            predictor.predict(f"{TEXT} {long_sentence}")
+        with pytest.raises(InputTooLong, match=r"^tokens\[1\]: "):
+            predictor.predict(tokens=[["It", "was", "new", "."], long_sentence.split()])
+    # "skip": the other sentences are labelled as they would be alone; the long one comes back unlabelled
+    predictor = lisa_tf.load(run)
+    results = predictor.predict(paragraphs=["It was new.", f"{TEXT} {long_sentence}"], over_limit="skip")
+    assert [r.get("skipped", {}).get("input") for r in results] == [None, None, None, 1]
+    assert results[3]["predicates"] == [] and len(results[3]["tokens"]) == longest + 2
+    assert results[:3] == predictor.predict("It was new.") + predictor.predict(TEXT)
+
+
+def test_a_paragraph_over_a_million_characters_is_refused_before_it_is_tokenised(lisa_run, monkeypatch):
+    import lisa_tf.predictor as predictor_module
+
+    def no_tokenising(text):
+        raise AssertionError("the paragraph reached the tokeniser")
+
+    monkeypatch.setattr(predictor_module, "split_and_tokenize", no_tokenising)
+    with pytest.raises(InputTooLong, match=r"^paragraphs\[0\]: 1,000,001 characters, over the limit of 1,000,000"):
+        lisa_tf.load(lisa_run).predict(paragraphs=["a" * 1_000_001])
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, "4096"])
+def test_a_token_budget_that_is_not_a_positive_whole_number_is_refused(lisa_run, bad):
+    with pytest.raises(lisa_tf.predictor.PredictionInputError, match="token_budget: expected a positive whole number"):
+        lisa_tf.load(lisa_run, token_budget=bad)
+
+
+def test_lines_are_decoded_one_by_one_and_read_in_bounded_pieces():
+    class Counting(io.BytesIO):
+        largest = 0
+
+        def readline(self, size=-1):
+            assert size > 0, "an unbounded read of a line"
+            line = super().readline(size)
+            Counting.largest = max(Counting.largest, len(line))
+            return line
+
+    data = b"first line\n\xff\xfe not UTF-8\n" + b"x" * 50_000 + b"\n\nlast line\n"
+    lines = list(read_lines(Counting(data), limit=1000))
+    assert [(n, text) for n, text, _ in lines] == [(1, "first line"), (2, None), (3, None), (5, "last line")]
+    assert lines[1][2].startswith("not valid UTF-8 (byte 0xff at byte 1 of the line)")
+    assert lines[2][2].startswith("50,000 bytes, over the limit of 1,000 characters per line")
+    assert Counting.largest <= 1 << 20
+
+
+def test_predict_labels_the_good_lines_and_reports_the_bad_ones(lisa_run, tmp_path, capsys):
+    longest = _longest_training_sentence(lisa_run)
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(b"It was new.\n\xff bad bytes\n" + " ".join(["said"] * (longest + 1)).encode() + b"\n"
+                     + TEXT.encode() + b"\n")
+    out = tmp_path / "frames.jsonl"
+    status = main(["predict", str(lisa_run), "--input", str(path), "--format", "jsonl", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    predictor = lisa_tf.load(lisa_run)
+    assert [json.loads(line) for line in out.read_text().splitlines()] == (
+        predictor.predict("It was new.") + predictor.predict(TEXT))
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert [w.split(": ")[1] for w in warnings] == [f"{path}:2", f"{path}:3"]
+    assert "not valid UTF-8" in warnings[0] and f"{longest + 1} tokens, over the model's limit" in warnings[1]
+    assert err.splitlines()[-1].endswith("; 2 skipped")
+
+
+def test_parse_skips_and_counts_what_it_cannot_parse(tmp_path, capsys):
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(b"It was new .\n\xff bad bytes\nThe cat sat .\n")
+    out = tmp_path / "parsed.conllu"
+    status = main(["parse", "--input", str(path), "--tokenized", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert [block.splitlines()[0].split("\t")[1] for block in out.read_text().strip().split("\n\n")] == ["It", "The"]
+    assert f"warning: {path}:2: not valid UTF-8" in err and err.splitlines()[-1].endswith("; 1 skipped")
+
+
+@pytest.mark.parametrize("command", ["predict", "parse"])
+def test_batch_tokens_must_be_positive(capsys, command):
+    argv = [command, "--batch-tokens", "0"] + (["--input", "-"] if command == "parse" else ["The cat sat."])
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert "argument --batch-tokens: expected a whole number of at least 1, found '0'" in capsys.readouterr().err
