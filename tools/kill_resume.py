@@ -16,6 +16,16 @@ run is resumed once more and left to finish. Checked at the end:
 
 Prints a table and writes ``benchmarks/out/kill_resume.json``.
 Run: ``PYTHONPATH=. python tools/kill_resume.py [--kills 20] [--seed 0] [--out DIR]``.
+
+``--target package-model|export|evaluate`` does the same to a command that writes outputs (on the
+runs of a quick open-data experiment, ``--results``, made with ``experiments open --quick --models
+lisa`` when missing). One uninterrupted run first gives the command's duration and its outputs; then
+each round starts the command and sends SIGKILL at a random moment (half of them in its last third,
+where the writing happens). After every kill, and after a last uninterrupted run, each output must be
+whole: every package in ``--out`` with all its files and a card whose recorded sizes match them; every
+export version with its SavedModel, variables and the run's ``config.json`` and ``vocab_info.json``;
+the evaluation JSON and Markdown readable and equal to the uninterrupted run's. At the end no scratch
+(``.partial-*``) may remain. Writes ``benchmarks/out/kill_resume_TARGET.json``.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import os
 import pathlib
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,13 +107,20 @@ def _kill_at_random(process, log: pathlib.Path, rng: random.Random, gaps: list) 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", default="train", choices=("train", *OUTPUT_TARGETS))
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-steps", type=int, default=40)
     parser.add_argument("--eval-every", type=int, default=4)
-    parser.add_argument("--out", default=None, help="run directory (default: a new temporary one)")
-    parser.add_argument("--json", default=str(ROOT / "benchmarks" / "out" / "kill_resume.json"))
+    parser.add_argument("--out", default=None, help="run or output directory (default: a new temporary one)")
+    parser.add_argument("--results", default=None,
+                        help="a quick open-data experiment (made when missing; default: under --out)")
+    parser.add_argument("--json", default=None, help="default benchmarks/out/kill_resume[_TARGET].json")
     args = parser.parse_args(argv)
+    suffix = "" if args.target == "train" else "_" + args.target.replace("-", "_")
+    args.json = args.json or str(ROOT / "benchmarks" / "out" / f"kill_resume{suffix}.json")
+    if args.target != "train":
+        return output_rounds(args)
 
     rng = random.Random(args.seed)
     run = pathlib.Path(args.out or tempfile.mkdtemp(prefix="kill_resume_")) / "run"
@@ -169,6 +187,123 @@ def main(argv=None) -> int:
     pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(f"written {args.json}; {'all checks hold' if ok else 'A CHECK FAILED'}")
     return 0 if ok else 1
+
+
+OUTPUT_TARGETS = ("package-model", "export", "evaluate")
+
+
+def _scratch(directory: pathlib.Path) -> list[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob(".partial-*"))
+
+
+def _check_package(package: pathlib.Path) -> str | None:
+    """Why ``package`` is not a whole package, or None."""
+    import zipfile
+
+    files = ("card.json", "MODEL_CARD.md", "model.keras", "1/saved_model.pb", "1/variables/variables.index",
+             "1/assets/config.json", "1/assets/vocab_info.json")
+    missing = [name for name in files if not (package / name).is_file()]
+    if missing:
+        return f"{package.name}: missing {', '.join(missing)}"
+    card = json.loads((package / "card.json").read_text())
+    if not zipfile.is_zipfile(package / "model.keras") or zipfile.ZipFile(package / "model.keras").testzip():
+        return f"{package.name}: model.keras is not a whole zip file"
+    if card["files"]["keras_bytes"] != (package / "model.keras").stat().st_size:
+        return f"{package.name}: model.keras is not the file its card describes"
+    export_bytes = sum(p.stat().st_size for p in (package / "1").rglob("*") if p.is_file())
+    if card["files"]["export_bytes"] != export_bytes:
+        return f"{package.name}: the export is not the one its card describes"
+    return None
+
+
+def _check_export(version: pathlib.Path) -> str | None:
+    for name in ("saved_model.pb", "variables/variables.index", "assets/config.json", "assets/vocab_info.json"):
+        if not (version / name).is_file():
+            return f"version {version.name}: missing {name}"
+    json.loads((version / "assets" / "config.json").read_text())
+    json.loads((version / "assets" / "vocab_info.json").read_text())
+    return None
+
+
+def _command(args, results: pathlib.Path, out: pathlib.Path) -> list[str]:
+    base = [sys.executable, "-W", "ignore", "-m", "lisa_tf"]
+    run = results / "runs" / "lisa"
+    if args.target == "package-model":
+        return base + ["package-model", "--results", str(results), "--out", str(out)]
+    if args.target == "export":
+        versions = [p for p in out.iterdir() if p.name.isdigit()] if out.exists() else []
+        return base + ["export", "--run", str(run), "--out", str(out / str(len(versions) + 1))]
+    dev = json.loads((run / "config.json").read_text())["data"]["dev"]
+    return base + ["evaluate", "--run", str(run), "--data", dev, "--limit", "200", "--out", str(out / "dev.json")]
+
+
+def _problems(args, out: pathlib.Path, reference: dict) -> list[str]:
+    """What is not whole in ``out`` after a round."""
+    if not out.exists():
+        return []
+    if args.target == "package-model":
+        return [p for p in (_check_package(out / kind) for kind in ("srl", "parser") if (out / kind).exists()) if p]
+    if args.target == "export":
+        return [p for p in (_check_export(v) for v in out.iterdir() if v.name.isdigit()) if p]
+    found = {name: (out / name).read_text() for name in ("dev.json", "dev.md") if (out / name).exists()}
+    return [f"{name} differs from the uninterrupted run's" for name, text in found.items() if text != reference[name]]
+
+
+def output_rounds(args) -> int:
+    rng = random.Random(args.seed)
+    work = pathlib.Path(args.out or tempfile.mkdtemp(prefix="kill_resume_"))
+    results = pathlib.Path(args.results) if args.results else work / "experiment"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if not (results / "results.json").exists():
+        print(f"making the quick experiment {results} ...", flush=True)
+        subprocess.run([sys.executable, "-W", "ignore", "-m", "lisa_tf", "experiments", "open", "--quick",
+                        "--models", "lisa", "--out", str(results)], env=env, check=True, stdout=subprocess.DEVNULL)
+    out = work / args.target
+    shutil.rmtree(out, ignore_errors=True)
+    started = time.time()
+    subprocess.run(_command(args, results, out), env=env, check=True, capture_output=True)
+    duration = time.time() - started
+    reference = {name: (out / name).read_text() for name in ("dev.json", "dev.md")} if args.target == "evaluate" else {}
+    print(f"{args.target}: an uninterrupted run takes {duration:.1f} s", flush=True)
+    rounds, problems = [], []
+    for number in range(args.kills):
+        delay = rng.uniform(0, duration) if rng.random() < 0.5 else rng.uniform(0.67 * duration, 1.05 * duration)
+        process = subprocess.Popen(_command(args, results, out), env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        try:
+            process.wait(timeout=delay)
+            killed = False
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            killed = True
+        found = _problems(args, out, reference)
+        problems += [f"round {number}: {p}" for p in found]
+        rounds.append({"round": number, "delay_seconds": round(delay, 2), "killed": killed,
+                       "returncode": process.returncode, "scratch_left": len(_scratch(out)), "problems": found})
+        print(f"round {number:2d}: {'killed' if killed else 'finished'} at {delay:5.1f} s  scratch left "
+              f"{len(_scratch(out))}  {'; '.join(found) or 'outputs whole'}", flush=True)
+    final = subprocess.run(_command(args, results, out), env=env, capture_output=True, text=True)
+    problems += [f"final run: {p}" for p in _problems(args, out, reference)]
+    if final.returncode != 0:
+        problems.append(f"final run exited {final.returncode}: {final.stderr.strip().splitlines()[-1:]}")
+    left = _scratch(out)
+    if left:
+        problems.append(f"scratch left after the final run: {left}")
+    result = {"target": args.target, "kills": sum(r["killed"] for r in rounds), "rounds": rounds,
+              "uninterrupted_seconds": round(duration, 1), "problems": problems,
+              "outputs": sorted(str(p.relative_to(out)) for p in out.iterdir()),
+              "wall_seconds": round(time.time() - started, 1)}
+    print()
+    print("| check | result |\n|---|---|")
+    print(f"| target | {args.target} |\n| kills | {result['kills']} of {args.kills} rounds |\n"
+          f"| outputs after every round whole | {not [p for p in problems if p.startswith('round')]} |\n"
+          f"| final run whole, no scratch left | {not [p for p in problems if not p.startswith('round')]} |\n"
+          f"| outputs | {', '.join(result['outputs'])} |\n| wall seconds | {result['wall_seconds']} |")
+    pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"written {args.json}; {'all checks hold' if not problems else 'A CHECK FAILED: ' + '; '.join(problems)}")
+    return 0 if not problems else 1
 
 
 if __name__ == "__main__":
