@@ -31,7 +31,9 @@ deadline, 413 for a body over the size limit, 503 when the server holds its conn
 only ever means a fault in this server, never bad input.
 
 Before a request reaches TensorFlow it is checked against the request limits (tokens per sentence,
-tokens and sentences per request; by default from the model's run config) and the inputs the
+tokens, sentences and token pairs per request; by default from the model's run config), each before
+the work it bounds (the body's JSON values are counted before it is parsed, its shapes checked
+before its values are converted), and the inputs the
 project's exports take by name (``tokens``, ``parse_heads``, ``predicate_index``) against their
 sentences (:mod:`export.request_limits`): a 400 naming the limit or the field, instance and token.
 Errors the model raises itself are answered 400 with one line in the model's own words, without
@@ -82,7 +84,7 @@ from data_pipeline.errors import UserError
 from export.batching import Batcher, BatchingParameters
 from export.demo import PAGE_PATHS, demo_page
 from export.model_versions import ModelVersion, VersionManager
-from export.request_limits import RequestLimits, check_request, graph_error_message
+from export.request_limits import RequestLimits, check_json_values, check_request, check_shapes, graph_error_message
 from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError, Signature,
                                   error_body, outputs_to_json, parse_predict_request)
 
@@ -197,18 +199,31 @@ class PredictionService:
                              f"(available: {', '.join(sorted(loaded.signatures))})")
         return loaded.signatures[signature_name]
 
+    def limits_for(self, loaded: ModelVersion) -> RequestLimits:
+        """The request limits for ``loaded``: the server's, with the version's defaults where none was given."""
+        return self.limits.resolve(loaded.training_token_budget, loaded.longest_training_sentence)
+
     def run(self, loaded: ModelVersion, signature: Signature, form: str, arrays: dict) -> dict:
         """Check decoded inputs against the request limits and run them (joined with others when
         batching); the outputs as numpy arrays. Shared by the REST and gRPC APIs."""
-        check_request(arrays, signature, self.limits.resolve(loaded.training_token_budget, loaded.longest_training_sentence))
+        check_request(arrays, signature, self.limits_for(loaded))
         if self.batcher is None:
             return run_signature(signature, arrays)
         return self.batcher.predict((loaded.version, id(loaded)), signature, form, arrays)
 
     def predict(self, name: str, version: Optional[str], body: bytes) -> dict:
-        """``POST /v1/models/NAME[/versions/V]:predict``: run a signature on a JSON request."""
+        """``POST /v1/models/NAME[/versions/V]:predict``: run a signature on a JSON request.
+
+        A request's cost is bounded before it is paid: the body's JSON values are counted on its bytes
+        before it is parsed, and the parsed request's shapes are checked before its values are converted
+        (:mod:`export.request_limits`).
+        """
         loaded = self.version(name, version)
-        signature, form, arrays = parse_predict_request(body, lambda key: self.signature(loaded, key))
+        limits = self.limits_for(loaded)
+        check_json_values(body, loaded.signatures.values(), limits)
+        signature, form, arrays = parse_predict_request(
+            body, lambda key: self.signature(loaded, key),
+            lambda chosen, shapes: check_shapes(shapes, chosen, limits))
         return outputs_to_json(self.run(loaded, signature, form, arrays), form)
 
     def handle(self, method: str, path: str, body: bytes) -> dict:
