@@ -83,7 +83,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from data_pipeline.errors import UserError
 from export.batching import Batcher, BatchingParameters
 from export.demo import PAGE_PATHS, demo_page
-from export.model_versions import ModelVersion, VersionManager
+from export.model_versions import MAX_VERSION, ModelVersion, VersionManager, parse_version
 from export.request_limits import RequestLimits, check_json_values, check_request, check_shapes, graph_error_message
 from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError, Signature,
                                   error_body, outputs_to_json, parse_predict_request)
@@ -103,8 +103,8 @@ DEFAULT_MAX_HEADER_BYTES = 16 * 1024
 KEEP_ALIVE_SECONDS = 30
 
 # Same patterns as tensorflow_model_server's HTTP handler (case-insensitive, full match).
-_PREDICT_PATH = re.compile(r"/v1/models/([^/:]+)(?:/versions/(\d+))?:(classify|regress|predict)", re.IGNORECASE)
-_STATUS_PATH = re.compile(r"/v1/models(?:/([^/:]+))?(?:/versions/(\d+))?(/metadata)?", re.IGNORECASE)
+_PREDICT_PATH = re.compile(r"/v1/models/([^/:]+)(?:/versions/([0-9]+))?:(classify|regress|predict)", re.IGNORECASE)
+_STATUS_PATH = re.compile(r"/v1/models(?:/([^/:]+))?(?:/versions/([0-9]+))?(/metadata)?", re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -130,6 +130,17 @@ def run_signature(signature: Signature, arrays: dict) -> dict:
         raise BadRequest(graph_error_message(signature.name, error.message)) from None
     except (TypeError, ValueError) as error:  # inputs the signature's function refuses before running
         raise BadRequest(graph_error_message(signature.name, str(error))) from None
+
+
+def _version_number(text: str) -> int:
+    """A requested version as a number, or a 400 as TensorFlow Serving answers a version it cannot read
+    as an int64 (a version that can be read but is not served is a 404)."""
+    number = parse_version(text)
+    if number is None:
+        shown = text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({len(text)} characters)"
+        raise BadRequest(f"Failed to convert version: {shown} to numeric; expected a whole number from 0 to "
+                         f"{MAX_VERSION}")
+    return number
 
 
 class PredictionService:
@@ -165,7 +176,7 @@ class PredictionService:
             raise NotFound(f"Servable not found for request: {spec}")
         if version is None:
             return available[max(available)]
-        number = int(version)
+        number = _version_number(version)
         if number not in available:
             raise NotFound(f"Servable not found for request: {spec}; "
                            f"available versions: {', '.join(map(str, available))}")
@@ -179,7 +190,8 @@ class PredictionService:
             raise NotFound(f"Could not find any versions of model {name}")
         statuses = self.versions.statuses()
         if version is not None:
-            statuses = [s for s in statuses if s.version == int(version)]
+            number = _version_number(version)
+            statuses = [s for s in statuses if s.version == number]
             if not statuses:
                 raise NotFound(f"Could not find version {version} of model {name}")
         return {"model_version_status": [s.to_json() for s in statuses]}
