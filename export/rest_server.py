@@ -42,9 +42,11 @@ TensorFlow's graph node or op names.
 The HTTP layer is an ASGI application (:class:`RestApp`) served by uvicorn with its h11 protocol
 (:class:`RestServer`). Both are maintained, widely deployed libraries, and h11 is a strict HTTP/1.1
 parser: it refuses conflicting ``Content-Length`` headers, a ``Content-Length`` that is not a number,
-``Transfer-Encoding`` other than ``chunked`` with a 400, and header blocks over 16 KiB with a 431
-(identical repeats of one ``Content-Length`` value are one framing and are merged, as RFC 9110
-§8.6 allows), so a request cannot be framed two ways. asyncio keeps an idle or stalled connection
+``Transfer-Encoding`` other than ``chunked`` with a 400, and header blocks growing over 16 KiB with
+a 431 (identical repeats of one ``Content-Length`` value are one framing and are merged, as RFC 9110
+§8.6 allows); this server adds a 431 for a header block over 16 KiB that arrives whole, and a 400
+and a closed connection for ``Transfer-Encoding`` beside ``Content-Length`` (RFC 9112 §6.1), so a
+request cannot be framed two ways. asyncio keeps an idle or stalled connection
 down to a few kilobytes instead of a thread. What uvicorn does not do is added here:
 
 - a deadline for the request's headers (from the connection's start, or the previous answer on a
@@ -97,7 +99,7 @@ DRAIN_BYTES = 64 * 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT = 30.0
 #: Open connections the server holds at once; the next one is answered 503.
 DEFAULT_MAX_CONNECTIONS = 1000
-#: Largest header block h11 buffers (its default); larger is a 400.
+#: Largest request head (request line and headers) accepted; a larger one is answered 431.
 DEFAULT_MAX_HEADER_BYTES = 16 * 1024
 #: Seconds an idle keep-alive connection stays open between requests.
 KEEP_ALIVE_SECONDS = 30
@@ -380,18 +382,43 @@ class RestApp:
 
 
 class _ReasonRecorder:
-    """An ``h11.Connection`` that keeps the reason and status hint of the last protocol error it raised."""
+    """An ``h11.Connection`` that keeps the reason and status hint of the last protocol error it raised,
+    and refuses two request heads h11 lets through.
+
+    h11 bounds a header block only while it is incomplete (``max_incomplete_event_size``): one that
+    arrives whole in one read is parsed whatever its size, so the size of every head is measured on
+    the bytes it took from the buffer (over ``DEFAULT_MAX_HEADER_BYTES``: 431). And h11 frames a request
+    with both ``Transfer-Encoding`` and ``Content-Length`` by the former, keeping the connection open;
+    a proxy in front may have framed it by the latter, so such a request is refused and its connection
+    closed (RFC 9112 §6.1: the server MUST close the connection after responding).
+    """
 
     def __init__(self, connection: h11.Connection):
         self._connection = connection
         self.reason, self.status = "", 400
 
     def next_event(self):
+        awaiting_head = self._connection.their_state is h11.IDLE
+        buffered = len(self._connection.trailing_data[0]) if awaiting_head else 0
         try:
-            return self._connection.next_event()
+            event = self._connection.next_event()
         except h11.RemoteProtocolError as error:
             self.reason, self.status = str(error), error.error_status_hint
             raise
+        if awaiting_head and isinstance(event, h11.Request):
+            head = buffered - len(self._connection.trailing_data[0])
+            if head > DEFAULT_MAX_HEADER_BYTES:
+                self._refuse(431, f"request headers of {head} bytes are over the limit of {DEFAULT_MAX_HEADER_BYTES} "
+                                  "bytes")
+            names = {name for name, _ in event.headers}  # h11 lower-cases them
+            if b"transfer-encoding" in names and b"content-length" in names:
+                self._refuse(400, "Transfer-Encoding and Content-Length are both given, so the body could be framed "
+                                  "two ways; send one of them (RFC 9112 section 6.1)")
+        return event
+
+    def _refuse(self, status: int, reason: str) -> None:
+        self.reason, self.status = reason, status
+        raise h11.RemoteProtocolError(reason, error_status_hint=status)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._connection, name)
