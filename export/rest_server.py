@@ -521,7 +521,10 @@ def host_port(host: str, port: int) -> str:
 
 
 def _bind(host: str, port: int, flag: str, backlog: int = 2048) -> socket.socket:
-    """A listening TCP socket on ``host:port``, or a :class:`PortError` naming ``flag``."""
+    """A listening TCP socket on ``host:port``, or a :class:`PortError` naming ``flag`` (also for a
+    number that is no TCP port, which ``socket`` refuses with an ``OverflowError``)."""
+    if not 0 <= port <= 65535:
+        raise PortError(f"{flag} {port}: expected a TCP port number from 0 to 65535 (0 picks a free one)")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         return socket.create_server((host, port), family=family, backlog=backlog)
