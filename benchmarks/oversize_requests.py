@@ -1,15 +1,17 @@
 """What an oversize request costs the server before it is refused: seconds to the answer and the
 server's RSS growth, for requests that are small on the wire but large once decoded.
 
-Starts ``python -m lisa_tf serve`` (REST and gRPC on free ports) over ``MODEL_BASE_PATH`` as a separate
-process and sends, one at a time on fresh connections:
+Starts ``python -m lisa_tf serve`` (REST and gRPC on free ports, with ``--enable_batching`` when asked)
+over ``MODEL_BASE_PATH`` as a separate process and sends, one at a time on fresh connections:
 
 - ``rest_instances``: ``{"instances": [["a"]] x N}`` (N = ``--instances``, 1,048,551 by default: a
   6.3 MB body under the 8 MiB size limit, each instance a one-token sentence, far over the
   sentences-per-request limit);
-- ``grpc_declared_shape``: an 82-byte ``PredictRequest`` whose string ``TensorProto`` declares shape
-  ``[D, D]`` (D = ``--declared``, 20,000 by default) and holds one value;
+- ``grpc_declared_shape``: an 82-byte ``PredictRequest`` to ``with_parse`` whose ``parse_heads``
+  ``TensorProto`` declares shape ``[D, D]`` (D = ``--declared``, 20,000 by default) and holds one value
+  (``tf.make_ndarray`` would make it D² int32s);
 - ``grpc_huge_shape``: the same with ``[5 D, 5 D]``;
+- ``grpc_declared_strings``: ``tokens`` declared ``[D, D]`` with one string (D² Python objects);
 - ``grpc_bad_dtype``: a ``TensorProto`` with dtype enum 999;
 - ``rest_all_predicates`` (``--predicates``): ``S`` sentences each of ``W`` copies of ``said`` (every
   token a predicate: ``[S, W, W]`` outputs), with ``S x W`` inside the tokens-per-request limit;
@@ -87,14 +89,20 @@ def _rest(host: str, port: int, path: str, body: bytes):
     return send
 
 
-def _grpc(target: str, model_name: str, name: str, tensor):
+def _grpc(target: str, model_name: str, inputs: dict, signature_name: str = ""):
+    """A sender of one ``PredictRequest`` with ``inputs`` (name -> ``TensorProto``) and its size in bytes."""
+    from tensorflow_serving.apis import predict_pb2
+
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = model_name
+    request.model_spec.signature_name = signature_name
+    for name, tensor in inputs.items():
+        request.inputs[name].CopyFrom(tensor)
+
     def send() -> tuple:
         import grpc
-        from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
+        from tensorflow_serving.apis import prediction_service_pb2_grpc
 
-        request = predict_pb2.PredictRequest()
-        request.model_spec.name = model_name
-        request.inputs[name].CopyFrom(tensor)
         with grpc.insecure_channel(target) as channel:
             stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
             try:
@@ -102,26 +110,17 @@ def _grpc(target: str, model_name: str, name: str, tensor):
                 return "OK", b""
             except grpc.RpcError as error:
                 return error.code().name, (error.details() or "").encode("utf-8")
-    return send, len(request_bytes(model_name, name, tensor))
+    return send, len(request.SerializeToString())
 
 
-def request_bytes(model_name: str, name: str, tensor) -> bytes:
-    """The serialised ``PredictRequest`` (its size on the wire, without gRPC framing)."""
-    from tensorflow_serving.apis import predict_pb2
+def _tensor(dtype: int, shape: list, strings=(), ints=()):
+    """A ``TensorProto`` built field by field: nothing makes its values agree with its shape."""
+    from tensorflow.core.framework import tensor_pb2, tensor_shape_pb2
 
-    request = predict_pb2.PredictRequest()
-    request.model_spec.name = model_name
-    request.inputs[name].CopyFrom(tensor)
-    return request.SerializeToString()
-
-
-def _string_tensor(shape: list, values: list, dtype: int = None):
-    from tensorflow.core.framework import tensor_pb2, tensor_shape_pb2, types_pb2
-
-    tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING if dtype is None else dtype,
-                                    tensor_shape=tensor_shape_pb2.TensorShapeProto(
-                                        dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=d) for d in shape]))
-    tensor.string_val.extend(values)
+    tensor = tensor_pb2.TensorProto(dtype=dtype, tensor_shape=tensor_shape_pb2.TensorShapeProto(
+        dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=d) for d in shape]))
+    tensor.string_val.extend(strings)
+    tensor.int_val.extend(ints)
     return tensor
 
 
@@ -130,16 +129,24 @@ def run(args: argparse.Namespace) -> dict:
     base_path = pathlib.Path(args.model_base_path).resolve()
     model_name = args.model_name or base_path.name
     path = f"/v1/models/{model_name}:predict"
-    process, host, port, target = _start_server(model_name, base_path, args.start_timeout, "--port", "0")
+    flags = ["--port", "0"] + (["--enable_batching"] if args.enable_batching else [])
+    process, host, port, target = _start_server(model_name, base_path, args.start_timeout, *flags)
     rows = []
     try:
+        from tensorflow.core.framework import types_pb2
+
         sends = []
         body = json.dumps({"instances": [["a"]] * args.instances}, separators=(",", ":")).encode()
         sends.append(("rest_instances", len(body), _rest(host, port, path, body)))
+        one_token = _tensor(types_pb2.DT_STRING, [1, 1], [b"a"])
         for name, side in (("grpc_declared_shape", args.declared), ("grpc_huge_shape", 5 * args.declared)):
-            send, size = _grpc(target, model_name, "tokens", _string_tensor([side, side], [b"a"]))
+            heads = _tensor(types_pb2.DT_INT32, [side, side], ints=[0])
+            send, size = _grpc(target, model_name, {"tokens": one_token, "parse_heads": heads}, "with_parse")
             sends.append((name, size, send))
-        send, size = _grpc(target, model_name, "tokens", _string_tensor([1, 1], [b"a"], dtype=999))
+        strings = _tensor(types_pb2.DT_STRING, [args.declared, args.declared], [b"a"])
+        send, size = _grpc(target, model_name, {"tokens": strings})
+        sends.append(("grpc_declared_strings", size, send))
+        send, size = _grpc(target, model_name, {"tokens": _tensor(999, [1, 1], [b"a"])})
         sends.append(("grpc_bad_dtype", size, send))
         if args.predicates:
             sentences, width = (int(v) for v in args.predicates.split("x"))
@@ -155,7 +162,8 @@ def run(args: argparse.Namespace) -> dict:
                   f"{row['rss_growth_mb']:>8.1f} MB", flush=True)
     finally:
         _stop(process)
-    return {"model_base_path": str(base_path), "model_name": model_name, "rows": rows,
+    return {"model_base_path": str(base_path), "model_name": model_name, "enable_batching": args.enable_batching,
+            "rows": rows,
             "cpu_count": os.cpu_count(), "python": platform.python_version()}
 
 
@@ -169,11 +177,12 @@ def main(argv=None) -> int:
     parser.add_argument("--declared", type=int, default=20_000, help="side D of the declared [D, D] gRPC tensor")
     parser.add_argument("--predicates", default=None,
                         help="SxW: also send S sentences of W predicates each (e.g. 15x159)")
+    parser.add_argument("--enable_batching", action="store_true", help="start the server with --enable_batching")
     parser.add_argument("--start_timeout", type=float, default=300.0, help="seconds to wait for the server")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "oversize_requests.json"))
     args = parser.parse_args(argv)
 
-    print(f"{'request':22} {'size':>12}  {'answer':>18}  {'time':>10}  {'RSS growth':>11}")
+    print(f"{'request':22} {'size':>12}  {'answer':>18}  {'time':>10}  {'RSS growth':>11}", flush=True)
     result = run(args)
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

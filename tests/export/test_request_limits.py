@@ -151,3 +151,29 @@ def test_the_shipped_models_limits_refuse_a_request_of_predicates_only():
     check_request({"tokens": np.full((1, 159), b"w", dtype=object)}, signature, limits)
     check_request({"tokens": np.full((50, 48), b"w", dtype=object)}, signature, limits)
     assert RequestLimits(max_token_pairs_per_request=10).resolve(2500, 159).max_token_pairs_per_request == 10
+
+
+def test_oversize_requests_benchmark_runs_on_the_tiny_model(tiny_model_base, tmp_path):
+    """``benchmarks/oversize_requests.py`` on small sizes: every oversize request is refused with a 4xx
+    (its timings and memory are the benchmark's to report, not asserted here)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    out = tmp_path / "oversize.json"
+    done = subprocess.run(
+        [sys.executable, "benchmarks/oversize_requests.py", str(tiny_model_base), "--instances", "20000",
+         "--declared", "100", "--predicates", "5x300", "--out", str(out)],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {row["request"]: row for row in json.loads(out.read_text())["rows"]}
+    assert {name: row["status"] for name, row in rows.items()} == {
+        "rest_instances": 400, "grpc_declared_shape": "INVALID_ARGUMENT", "grpc_huge_shape": "INVALID_ARGUMENT",
+        "grpc_declared_strings": "INVALID_ARGUMENT", "grpc_bad_dtype": "INVALID_ARGUMENT",
+        "rest_all_predicates": 400, "rest_ordinary": 200}
+    assert "JSON values in the request body" in rows["rest_instances"]["answer"]
+    assert "--max_token_pairs_per_request" in rows["rest_all_predicates"]["answer"]
+    assert all(row["seconds"] > 0 and row["rss_growth_mb"] >= 0 for row in rows.values())
+    assert "rest_instances" in done.stdout and "RSS growth" in done.stdout
