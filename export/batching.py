@@ -9,9 +9,11 @@ exactly its own rows back, cut to its own width, so an answer does not depend on
 with.
 
 Only requests that can be joined faithfully are: the row format (``instances``), inputs of the rank
-the signature declares, rank 1 or 2, and rank-2 inputs of one width. Whether a signature's outputs
+the signature declares, rank 1 or 2, and rank-2 inputs of one width other than 0 (a request without
+tokens gets the answer, or the error, it gets alone). Whether a signature's outputs
 can be split back is learnt once per version and signature by a probe: its first request is run as
-sent and once more padded by one position, and the signature is batched only when every output
+sent and once more padded by one position (a first request the model refuses probes nothing: the
+next one probes), and the signature is batched only when every output
 dimension that is not fixed either grows with the width (a token axis, cut back per request), is the
 batch axis, or is the predicate axis, and the padded answer cut back equals the plain one (floats to
 1e-5, relative). The predicate axis is the one data-dependent size that can be split back: LISA and
@@ -292,7 +294,8 @@ class Batcher:
                 self._lock.notify_all()  # a batch waiting for company re-checks whether any is left
 
     def _predict(self, key: tuple, signature: Signature, form: str, arrays: Mapping[str, np.ndarray]) -> dict:
-        joinable = (form == "row" and _width(arrays) != -1
+        # a zero-width request is run as sent: padded into a batch it would run on tokens it does not have
+        joinable = (form == "row" and _width(arrays) not in (-1, 0)
                     and all(1 <= a.ndim <= 2 and a.ndim == len(signature.inputs[n].shape or ())
                             for n, a in arrays.items())
                     and next(iter(arrays.values())).shape[0] <= self.parameters.max_batch_size)
@@ -311,15 +314,22 @@ class Batcher:
         return self._join(plan_key, plan, signature, arrays)
 
     def _probe(self, plan_key: tuple, signature: Signature, arrays: Mapping[str, np.ndarray]) -> dict:
-        plain = self._call(signature, arrays)
-        width = _width(arrays)
-        padded = None
-        if width is not None:
-            try:
-                padded = self._call(signature, pad_to_width(arrays, width + 1))
-            except BadRequest:
-                padded = None
-        plan = make_plan(signature, arrays, plain, padded)
+        """Run the first request of a signature alone and learn from it whether the signature can be
+        batched; a request that fails teaches nothing, so the next request probes again."""
+        try:
+            plain = self._call(signature, arrays)
+            width = _width(arrays)
+            padded = None
+            if width is not None:
+                try:
+                    padded = self._call(signature, pad_to_width(arrays, width + 1))
+                except BadRequest:
+                    padded = None
+            plan = make_plan(signature, arrays, plain, padded)
+        except BaseException:
+            with self._lock:
+                del self._plans[plan_key]
+            raise
         with self._lock:
             self._plans[plan_key] = plan if plan is not None else "alone"
         return plain

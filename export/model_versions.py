@@ -147,24 +147,50 @@ def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
                         training_token_budget(version_dir), longest_training_sentence(version_dir))
 
 
+#: The highest version number: TensorFlow Serving reads a version directory's name as an int64.
+MAX_VERSION = 2**63 - 1
+
+
+def parse_version(name: str) -> Optional[int]:
+    """The version number a directory name (or a URL's ``/versions/V``) gives, as TensorFlow Serving
+    reads it: ASCII digits of a number up to :data:`MAX_VERSION`; ``None`` for anything else.
+
+    ``str.isdigit`` also accepts digits such as ``²`` that ``int`` refuses, and a larger number breaks
+    every answer that carries the version (an int64 in TensorFlow Serving's protos).
+    """
+    if not (name.isascii() and name.isdigit()):
+        return None
+    digits = name.lstrip("0") or "0"
+    if len(digits) > len(str(MAX_VERSION)):
+        return None
+    number = int(digits)
+    return number if number <= MAX_VERSION else None
+
+
 def _scan(base: pathlib.Path) -> tuple:
-    """``({version: dir}, [numeric names without saved_model.pb])`` under ``base``."""
-    versions, skipped = {}, []
+    """``({version: dir}, [version names without saved_model.pb], [numeric-looking names that are no
+    version])`` under ``base``; names that are not numbers at all are not versions and not listed."""
+    versions, skipped, ignored = {}, [], []
     for child in sorted(base.iterdir()):
-        if not (child.is_dir() and child.name.isdigit()):
+        if not (child.name.isdigit() and child.is_dir()):
             continue
-        if (child / "saved_model.pb").exists() or (child / "saved_model.pbtxt").exists():
-            versions[int(child.name)] = child
+        number = parse_version(child.name)
+        if number is None:
+            ignored.append(child.name)
+        elif (child / "saved_model.pb").exists() or (child / "saved_model.pbtxt").exists():
+            versions[number] = child
         else:
             skipped.append(child.name)
-    return dict(sorted(versions.items())), skipped
+    return dict(sorted(versions.items())), skipped, ignored
 
 
 def find_versions(model_base_path: os.PathLike | str, warn: Callable[[str], None] = print) -> dict:
     """Numeric version directories under ``model_base_path`` that hold a SavedModel, by version.
 
-    Directories whose name is not a number are not versions (TensorFlow Serving ignores them too);
-    numeric directories without ``saved_model.pb`` are skipped and reported through ``warn``.
+    Directories whose name is not a number are not versions (TensorFlow Serving ignores them too, and
+    so names of other digits than ASCII, and numbers over :data:`MAX_VERSION`: the version manager
+    logs those); numeric directories without ``saved_model.pb`` are skipped and reported through
+    ``warn``.
 
     Args:
         model_base_path: the model base path.
@@ -180,7 +206,7 @@ def find_versions(model_base_path: os.PathLike | str, warn: Callable[[str], None
     if not base.is_dir():
         raise DataFormatError(base, None, "expected a model base path directory holding numeric version "
                                           "directories (1/, 2/, ...), found no such directory")
-    versions, skipped = _scan(base)
+    versions, skipped, _ = _scan(base)
     if skipped:
         warn(f"skipped {len(skipped)} numeric director{'y' if len(skipped) == 1 else 'ies'} without "
              f"saved_model.pb under {base}: {', '.join(skipped)}")
@@ -269,6 +295,7 @@ class VersionManager:
         self._failed: dict = {}  # version -> fingerprint of the directory that failed
         self._states: dict = {}  # version -> VersionStatus
         self._available: dict = {}
+        self._ignored: set = set()  # directory names logged as no version
         self._lock = threading.Lock()
         self._poll_lock = threading.Lock()
         self._stop = threading.Event()
@@ -290,7 +317,11 @@ class VersionManager:
     def poll(self) -> None:
         """Bring the served versions in line with the base path once (see the class description)."""
         with self._poll_lock:
-            candidates = _scan(self.base)[0] if self.base.is_dir() else {}
+            candidates, _, ignored = _scan(self.base) if self.base.is_dir() else ({}, [], [])
+            for name in sorted(set(ignored) - self._ignored):
+                self.warn(f"directory {self.base / name} is ignored: a version directory's name is ASCII digits of "
+                          f"a number up to {MAX_VERSION} (as TensorFlow Serving reads it)")
+            self._ignored.update(ignored)
             for version in [v for v in self._failed if v in candidates]:
                 if _fingerprint(candidates[version]) != self._failed[version]:
                     del self._failed[version]  # changed since it failed: try again
@@ -342,11 +373,13 @@ class VersionManager:
         return self
 
     def _poll_forever(self) -> None:
+        """Poll until :meth:`stop`; a poll that fails is logged in one line and the next one runs."""
         while not self._stop.wait(self.poll_seconds):
             try:
                 self.poll()
-            except OSError as error:  # the base path went away or is unreadable: keep what is served
-                self.warn(f"polling {self.base} failed, serving the loaded versions: {error}")
+            except Exception as error:  # noqa: BLE001 - e.g. the base path went away: keep what is served
+                reason = " ".join(str(error).split()) or type(error).__name__
+                self.warn(f"polling {self.base} failed, serving the loaded versions: {type(error).__name__}: {reason}")
 
     def stop(self) -> None:
         """Stop polling (the loaded versions stay usable)."""
@@ -355,5 +388,5 @@ class VersionManager:
             self._thread.join(timeout=30)
 
 
-__all__: Sequence[str] = ["AVAILABLE", "END", "LOADING", "ModelVersion", "START", "UNLOADING", "VersionManager",
-                          "VersionStatus", "find_versions", "load_version"]
+__all__: Sequence[str] = ["AVAILABLE", "END", "LOADING", "MAX_VERSION", "ModelVersion", "START", "UNLOADING",
+                          "VersionManager", "VersionStatus", "find_versions", "load_version", "parse_version"]

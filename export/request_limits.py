@@ -1,8 +1,12 @@
 """Request limits and input checks run in Python before a request reaches TensorFlow.
 
 A request's cost grows with its sentences' lengths (attention and the biaffine scorers hold
-``[T, T, ...]`` tensors), so the server refuses, with a 400 naming the limit, requests whose
-sentences or padded batch exceed what the model is served for (:class:`RequestLimits`). The inputs
+``[T, T, ...]`` tensors) and with the predicates the model finds in them (``[B, P, T]`` outputs), so
+the server refuses, with a 400 naming the limit, requests whose sentences, padded batch or token
+pairs exceed what the model is served for (:class:`RequestLimits`). Each limit is checked before the
+cost it bounds is paid: a REST body's JSON values are counted on its bytes before it is parsed
+(:func:`check_json_values`), and a request's shapes (as parsed, or as a gRPC ``TensorProto``
+declares them) are checked before any value is converted (:func:`check_shapes`). The inputs
 the project's exports take by name are checked against the sentences they belong to, so a bad value
 is a 400 naming the field, the instance and the token instead of a silently shifted answer or a graph
 error:
@@ -22,18 +26,26 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import pathlib
 import re
-from typing import Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from export.serving_codec import BadRequest, Signature
+from export.serving_codec import BadRequest, InputSpec, Signature, count_json_values
 
 #: Used when neither a flag nor the model's run config gives the limit.
 FALLBACK_MAX_TOKENS_PER_SENTENCE = 512
 FALLBACK_MAX_TOKENS_PER_REQUEST = 8192
 DEFAULT_MAX_SENTENCES_PER_REQUEST = 256
+#: The default token-pairs limit lets a request fill the tokens-per-request limit with sentences
+#: padded to this width (benchmarks/oversize_requests.py measures the choice: UD English-EWT's dev
+#: and test sentences pass alone and in consecutive groups of up to 16, while a request whose every
+#: token is a predicate costs a third of the largest one the token limits allow).
+DEFAULT_TOKEN_PAIRS_WIDTH = 48
+# The request object, its keys and signature name, beyond the values of its inputs.
+_JSON_VALUES_SLACK = 64
 
 # Words and punctuation marks: at least as many pieces as whitespace splitting or the export's
 # in-graph tokeniser makes of a raw sentence, so the count bounds the tokens the model will see.
@@ -54,11 +66,17 @@ class RequestLimits:
         max_tokens_per_request: sentences × padded width, the batch's token count as training
             counts it against its token budget.
         max_sentences_per_request: the batch size.
+        max_token_pairs_per_request: sentences × padded width², what the model produces when every
+            token is a predicate: LISA and SA find their own predicates and answer ``[batch,
+            predicates, time]`` per-predicate outputs, so a request inside the token limits whose
+            words are all verbs costs the square of its width (attention and parse scores are
+            ``[batch, time, time]`` too). The token limits cannot bound that; this one does.
     """
 
     max_tokens_per_sentence: Optional[int] = None
     max_tokens_per_request: Optional[int] = None
     max_sentences_per_request: Optional[int] = None
+    max_token_pairs_per_request: Optional[int] = None
 
     def resolve(self, training_token_budget: Optional[int],
                 longest_training_sentence: Optional[int] = None) -> "RequestLimits":
@@ -72,15 +90,34 @@ class RequestLimits:
                 export does not record it; then the token budget bounds a sentence.
 
         Returns:
-            A :class:`RequestLimits` with no ``None`` field.
+            A :class:`RequestLimits` with no ``None`` field; the token-pairs limit defaults to
+            :func:`default_token_pairs` of the resolved token limits.
         """
         sentence = longest_training_sentence or training_token_budget or FALLBACK_MAX_TOKENS_PER_SENTENCE
         request = training_token_budget or FALLBACK_MAX_TOKENS_PER_REQUEST
+        per_sentence = self.max_tokens_per_sentence or sentence
+        per_request = self.max_tokens_per_request or request
         return RequestLimits(
-            self.max_tokens_per_sentence or sentence,
-            self.max_tokens_per_request or request,
+            per_sentence,
+            per_request,
             self.max_sentences_per_request or DEFAULT_MAX_SENTENCES_PER_REQUEST,
+            self.max_token_pairs_per_request or default_token_pairs(per_sentence, per_request),
         )
+
+
+def default_token_pairs(max_tokens_per_sentence: int, max_tokens_per_request: int) -> int:
+    """The token-pairs limit (sentences × padded width²) when no flag gives it.
+
+    Args:
+        max_tokens_per_sentence: the resolved tokens-per-sentence limit.
+        max_tokens_per_request: the resolved tokens-per-request limit.
+
+    Returns:
+        The larger of the longest sentence's square (every sentence the sentence limit accepts can be
+        sent alone) and ``max_tokens_per_request`` sentences' worth of :data:`DEFAULT_TOKEN_PAIRS_WIDTH`
+        tokens each.
+    """
+    return max(max_tokens_per_sentence ** 2, max_tokens_per_request * DEFAULT_TOKEN_PAIRS_WIDTH)
 
 
 def training_token_budget(version_dir: pathlib.Path) -> Optional[int]:
@@ -140,6 +177,95 @@ def _limit_error(what: str, found: int, limit: int, flag: str) -> BadRequest:
     return LimitExceeded(f"{what}: {found} is over the limit of {limit} ({flag})")
 
 
+def _values_limit(spec: InputSpec, limits: RequestLimits) -> tuple:
+    """``(most values, the flag that sets it)`` input ``spec`` can hold in a request inside ``limits``.
+
+    A rank-1 input holds one value per sentence; an input of higher rank whose sizes after the batch
+    are all fixed holds that many per sentence; any other (``tokens``, ``parse_heads``: ``[batch,
+    time]``) is counted as tokens, times its fixed sizes.
+    """
+    if spec.shape is not None and len(spec.shape) == 0:
+        return 1, "--max_sentences_per_request"
+    inner = () if spec.shape is None else spec.shape[1:]
+    fixed = math.prod(d for d in inner if d is not None)
+    if spec.shape is not None and None not in inner:
+        return limits.max_sentences_per_request * fixed, "--max_sentences_per_request"
+    return limits.max_tokens_per_request * fixed, "--max_tokens_per_request"
+
+
+def json_values_limit(signatures: Iterable[Signature], limits: RequestLimits) -> int:
+    """The most JSON values (scalars, lists, objects) a ``:predict`` body inside ``limits`` holds.
+
+    Per input, twice its values plus one per sentence (a string may be a ``{"b64": ...}`` object and
+    each row a list; each instance of the row format is an object), for the signature with the most,
+    plus the request object's own.
+    """
+    per_signature = [sum(_values_limit(spec, limits)[0] + limits.max_sentences_per_request
+                         for spec in signature.inputs.values()) for signature in signatures]
+    return 2 * max(per_signature, default=0) + _JSON_VALUES_SLACK
+
+
+def check_json_values(body: bytes, signatures: Iterable[Signature], limits: RequestLimits) -> None:
+    """Refuse a body with more JSON values than a request inside ``limits`` can hold, before it is parsed.
+
+    Parsing alone costs what the body holds (a 6 MB body of a million one-word lists is ~90 MB of
+    Python lists before any limit could be checked on the parsed request), so the values are counted
+    on the body's bytes first (:func:`~export.serving_codec.count_json_values`).
+
+    Args:
+        body: the request body.
+        signatures: the served version's signatures (the body may name any of them).
+        limits: resolved limits.
+
+    Raises:
+        LimitExceeded: one line naming the limits that bound the count.
+    """
+    limit = json_values_limit(signatures, limits)
+    if count_json_values(body, limit) > limit:
+        raise LimitExceeded(f"JSON values in the request body: more than {limit}, the most a request within "
+                            f"--max_sentences_per_request ({limits.max_sentences_per_request}) and "
+                            f"--max_tokens_per_request ({limits.max_tokens_per_request}) can hold")
+
+
+def check_shapes(shapes: Mapping[str, Sequence[int]], signature: Signature, limits: RequestLimits) -> None:
+    """Refuse a request over ``limits`` from its inputs' shapes alone, before their values are converted.
+
+    Args:
+        shapes: each input's shape (a REST request's dense shapes as parsed, a gRPC ``TensorProto``'s
+            declared shape, or the converted arrays').
+        signature: the signature they are for.
+        limits: resolved limits (no ``None``).
+
+    Raises:
+        LimitExceeded: one line naming the limit and its flag.
+    """
+    batch = max((shape[0] for shape in shapes.values() if len(shape) >= 1), default=0)
+    if batch > limits.max_sentences_per_request:
+        raise _limit_error("sentences per request", batch, limits.max_sentences_per_request,
+                           "--max_sentences_per_request")
+    for name, shape in shapes.items():
+        if _is_token_input(signature, name) and len(shape) == 2:
+            rows, width = shape
+            if width > limits.max_tokens_per_sentence:
+                raise _limit_error(f"tokens per sentence ('{name}' is {width} tokens wide)", width,
+                                   limits.max_tokens_per_sentence, "--max_tokens_per_sentence")
+            if rows * width > limits.max_tokens_per_request:
+                raise _limit_error(f"tokens per request ('{name}': {batch} sentences x {width} tokens)", rows * width,
+                                   limits.max_tokens_per_request, "--max_tokens_per_request")
+            _check_token_pairs(name, rows, width, limits)
+        limit, flag = _values_limit(signature.inputs[name], limits)
+        size = math.prod(shape)
+        if size > limit or any(d > limit for d in shape):
+            raise _limit_error(f"values of input '{name}' (shape {list(shape)})", max((size, *shape)), limit, flag)
+
+
+def _check_token_pairs(name: str, rows: int, width: int, limits: RequestLimits) -> None:
+    if rows * width * width > limits.max_token_pairs_per_request:
+        raise _limit_error(f"token pairs per request ('{name}': {rows} sentences x {width} x {width} tokens, the "
+                           "per-predicate outputs if every token is a predicate)", rows * width * width,
+                           limits.max_token_pairs_per_request, "--max_token_pairs_per_request")
+
+
 def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits: RequestLimits) -> None:
     """Refuse a request over ``limits`` or with inputs that do not fit their sentences.
 
@@ -151,20 +277,11 @@ def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits
     Raises:
         BadRequest: one line naming the limit or the field, instance and token.
     """
+    check_shapes({name: array.shape for name, array in arrays.items()}, signature, limits)
     batch = max((a.shape[0] for a in arrays.values() if a.ndim >= 1), default=0)
-    if batch > limits.max_sentences_per_request:
-        raise _limit_error("sentences per request", batch, limits.max_sentences_per_request,
-                           "--max_sentences_per_request")
     lengths = None
     for name, array in arrays.items():
         if _is_token_input(signature, name):
-            width = array.shape[1]
-            if width > limits.max_tokens_per_sentence:
-                raise _limit_error(f"tokens per sentence ('{name}' is {width} tokens wide)", width,
-                                   limits.max_tokens_per_sentence, "--max_tokens_per_sentence")
-            if array.size > limits.max_tokens_per_request:
-                raise _limit_error(f"tokens per request ('{name}': {batch} sentences x {width} tokens)", array.size,
-                                   limits.max_tokens_per_request, "--max_tokens_per_request")
             if name == "tokens":
                 lengths = _sentence_lengths(array)
         elif signature.inputs[name].dtype == "DT_STRING" and array.ndim == 1:
@@ -177,6 +294,7 @@ def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits
             if batch * longest > limits.max_tokens_per_request:
                 raise _limit_error(f"tokens per request ('{name}': {batch} sentences x {longest} tokens)",
                                    batch * longest, limits.max_tokens_per_request, "--max_tokens_per_request")
+            _check_token_pairs(name, batch, longest, limits)
             if name == "sentences":
                 lengths = np.array([len(v.split()) for v in array.tolist()], dtype=np.int64)
     if lengths is None:
@@ -231,5 +349,6 @@ def graph_error_message(signature_name: str, message: str) -> str:
     return f"signature '{signature_name}' could not run on these inputs (shapes or values it does not accept)"
 
 
-__all__: Sequence[str] = ["LimitExceeded", "RequestLimits", "check_request", "graph_error_message", "longest_training_sentence",
+__all__: Sequence[str] = ["LimitExceeded", "RequestLimits", "check_json_values", "check_request", "check_shapes",
+                          "default_token_pairs", "graph_error_message", "json_values_limit", "longest_training_sentence",
                           "training_token_budget"]

@@ -31,7 +31,9 @@ deadline, 413 for a body over the size limit, 503 when the server holds its conn
 only ever means a fault in this server, never bad input.
 
 Before a request reaches TensorFlow it is checked against the request limits (tokens per sentence,
-tokens and sentences per request; by default from the model's run config) and the inputs the
+tokens, sentences and token pairs per request; by default from the model's run config), each before
+the work it bounds (the body's JSON values are counted before it is parsed, its shapes checked
+before its values are converted), and the inputs the
 project's exports take by name (``tokens``, ``parse_heads``, ``predicate_index``) against their
 sentences (:mod:`export.request_limits`): a 400 naming the limit or the field, instance and token.
 Errors the model raises itself are answered 400 with one line in the model's own words, without
@@ -40,9 +42,11 @@ TensorFlow's graph node or op names.
 The HTTP layer is an ASGI application (:class:`RestApp`) served by uvicorn with its h11 protocol
 (:class:`RestServer`). Both are maintained, widely deployed libraries, and h11 is a strict HTTP/1.1
 parser: it refuses conflicting ``Content-Length`` headers, a ``Content-Length`` that is not a number,
-``Transfer-Encoding`` other than ``chunked`` with a 400, and header blocks over 16 KiB with a 431
-(identical repeats of one ``Content-Length`` value are one framing and are merged, as RFC 9110
-§8.6 allows), so a request cannot be framed two ways. asyncio keeps an idle or stalled connection
+``Transfer-Encoding`` other than ``chunked`` with a 400, and header blocks growing over 16 KiB with
+a 431 (identical repeats of one ``Content-Length`` value are one framing and are merged, as RFC 9110
+§8.6 allows); this server adds a 431 for a header block over 16 KiB that arrives whole, and a 400
+and a closed connection for ``Transfer-Encoding`` beside ``Content-Length`` (RFC 9112 §6.1), so a
+request cannot be framed two ways. asyncio keeps an idle or stalled connection
 down to a few kilobytes instead of a thread. What uvicorn does not do is added here:
 
 - a deadline for the request's headers (from the connection's start, or the previous answer on a
@@ -81,8 +85,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from data_pipeline.errors import UserError
 from export.batching import Batcher, BatchingParameters
 from export.demo import PAGE_PATHS, demo_page
-from export.model_versions import ModelVersion, VersionManager
-from export.request_limits import RequestLimits, check_request, graph_error_message
+from export.model_versions import MAX_VERSION, ModelVersion, VersionManager, parse_version
+from export.request_limits import RequestLimits, check_json_values, check_request, check_shapes, graph_error_message
 from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError, Signature,
                                   error_body, outputs_to_json, parse_predict_request)
 
@@ -95,14 +99,14 @@ DRAIN_BYTES = 64 * 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT = 30.0
 #: Open connections the server holds at once; the next one is answered 503.
 DEFAULT_MAX_CONNECTIONS = 1000
-#: Largest header block h11 buffers (its default); larger is a 400.
+#: Largest request head (request line and headers) accepted; a larger one is answered 431.
 DEFAULT_MAX_HEADER_BYTES = 16 * 1024
 #: Seconds an idle keep-alive connection stays open between requests.
 KEEP_ALIVE_SECONDS = 30
 
 # Same patterns as tensorflow_model_server's HTTP handler (case-insensitive, full match).
-_PREDICT_PATH = re.compile(r"/v1/models/([^/:]+)(?:/versions/(\d+))?:(classify|regress|predict)", re.IGNORECASE)
-_STATUS_PATH = re.compile(r"/v1/models(?:/([^/:]+))?(?:/versions/(\d+))?(/metadata)?", re.IGNORECASE)
+_PREDICT_PATH = re.compile(r"/v1/models/([^/:]+)(?:/versions/([0-9]+))?:(classify|regress|predict)", re.IGNORECASE)
+_STATUS_PATH = re.compile(r"/v1/models(?:/([^/:]+))?(?:/versions/([0-9]+))?(/metadata)?", re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -128,6 +132,17 @@ def run_signature(signature: Signature, arrays: dict) -> dict:
         raise BadRequest(graph_error_message(signature.name, error.message)) from None
     except (TypeError, ValueError) as error:  # inputs the signature's function refuses before running
         raise BadRequest(graph_error_message(signature.name, str(error))) from None
+
+
+def _version_number(text: str) -> int:
+    """A requested version as a number, or a 400 as TensorFlow Serving answers a version it cannot read
+    as an int64 (a version that can be read but is not served is a 404)."""
+    number = parse_version(text)
+    if number is None:
+        shown = text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({len(text)} characters)"
+        raise BadRequest(f"Failed to convert version: {shown} to numeric; expected a whole number from 0 to "
+                         f"{MAX_VERSION}")
+    return number
 
 
 class PredictionService:
@@ -163,7 +178,7 @@ class PredictionService:
             raise NotFound(f"Servable not found for request: {spec}")
         if version is None:
             return available[max(available)]
-        number = int(version)
+        number = _version_number(version)
         if number not in available:
             raise NotFound(f"Servable not found for request: {spec}; "
                            f"available versions: {', '.join(map(str, available))}")
@@ -177,7 +192,8 @@ class PredictionService:
             raise NotFound(f"Could not find any versions of model {name}")
         statuses = self.versions.statuses()
         if version is not None:
-            statuses = [s for s in statuses if s.version == int(version)]
+            number = _version_number(version)
+            statuses = [s for s in statuses if s.version == number]
             if not statuses:
                 raise NotFound(f"Could not find version {version} of model {name}")
         return {"model_version_status": [s.to_json() for s in statuses]}
@@ -197,18 +213,31 @@ class PredictionService:
                              f"(available: {', '.join(sorted(loaded.signatures))})")
         return loaded.signatures[signature_name]
 
+    def limits_for(self, loaded: ModelVersion) -> RequestLimits:
+        """The request limits for ``loaded``: the server's, with the version's defaults where none was given."""
+        return self.limits.resolve(loaded.training_token_budget, loaded.longest_training_sentence)
+
     def run(self, loaded: ModelVersion, signature: Signature, form: str, arrays: dict) -> dict:
         """Check decoded inputs against the request limits and run them (joined with others when
         batching); the outputs as numpy arrays. Shared by the REST and gRPC APIs."""
-        check_request(arrays, signature, self.limits.resolve(loaded.training_token_budget, loaded.longest_training_sentence))
+        check_request(arrays, signature, self.limits_for(loaded))
         if self.batcher is None:
             return run_signature(signature, arrays)
         return self.batcher.predict((loaded.version, id(loaded)), signature, form, arrays)
 
     def predict(self, name: str, version: Optional[str], body: bytes) -> dict:
-        """``POST /v1/models/NAME[/versions/V]:predict``: run a signature on a JSON request."""
+        """``POST /v1/models/NAME[/versions/V]:predict``: run a signature on a JSON request.
+
+        A request's cost is bounded before it is paid: the body's JSON values are counted on its bytes
+        before it is parsed, and the parsed request's shapes are checked before its values are converted
+        (:mod:`export.request_limits`).
+        """
         loaded = self.version(name, version)
-        signature, form, arrays = parse_predict_request(body, lambda key: self.signature(loaded, key))
+        limits = self.limits_for(loaded)
+        check_json_values(body, loaded.signatures.values(), limits)
+        signature, form, arrays = parse_predict_request(
+            body, lambda key: self.signature(loaded, key),
+            lambda chosen, shapes: check_shapes(shapes, chosen, limits))
         return outputs_to_json(self.run(loaded, signature, form, arrays), form)
 
     def handle(self, method: str, path: str, body: bytes) -> dict:
@@ -353,18 +382,43 @@ class RestApp:
 
 
 class _ReasonRecorder:
-    """An ``h11.Connection`` that keeps the reason and status hint of the last protocol error it raised."""
+    """An ``h11.Connection`` that keeps the reason and status hint of the last protocol error it raised,
+    and refuses two request heads h11 lets through.
+
+    h11 bounds a header block only while it is incomplete (``max_incomplete_event_size``): one that
+    arrives whole in one read is parsed whatever its size, so the size of every head is measured on
+    the bytes it took from the buffer (over ``DEFAULT_MAX_HEADER_BYTES``: 431). And h11 frames a request
+    with both ``Transfer-Encoding`` and ``Content-Length`` by the former, keeping the connection open;
+    a proxy in front may have framed it by the latter, so such a request is refused and its connection
+    closed (RFC 9112 §6.1: the server MUST close the connection after responding).
+    """
 
     def __init__(self, connection: h11.Connection):
         self._connection = connection
         self.reason, self.status = "", 400
 
     def next_event(self):
+        awaiting_head = self._connection.their_state is h11.IDLE
+        buffered = len(self._connection.trailing_data[0]) if awaiting_head else 0
         try:
-            return self._connection.next_event()
+            event = self._connection.next_event()
         except h11.RemoteProtocolError as error:
             self.reason, self.status = str(error), error.error_status_hint
             raise
+        if awaiting_head and isinstance(event, h11.Request):
+            head = buffered - len(self._connection.trailing_data[0])
+            if head > DEFAULT_MAX_HEADER_BYTES:
+                self._refuse(431, f"request headers of {head} bytes are over the limit of {DEFAULT_MAX_HEADER_BYTES} "
+                                  "bytes")
+            names = {name for name, _ in event.headers}  # h11 lower-cases them
+            if b"transfer-encoding" in names and b"content-length" in names:
+                self._refuse(400, "Transfer-Encoding and Content-Length are both given, so the body could be framed "
+                                  "two ways; send one of them (RFC 9112 section 6.1)")
+        return event
+
+    def _refuse(self, status: int, reason: str) -> None:
+        self.reason, self.status = reason, status
+        raise h11.RemoteProtocolError(reason, error_status_hint=status)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._connection, name)
@@ -467,7 +521,10 @@ def host_port(host: str, port: int) -> str:
 
 
 def _bind(host: str, port: int, flag: str, backlog: int = 2048) -> socket.socket:
-    """A listening TCP socket on ``host:port``, or a :class:`PortError` naming ``flag``."""
+    """A listening TCP socket on ``host:port``, or a :class:`PortError` naming ``flag`` (also for a
+    number that is no TCP port, which ``socket`` refuses with an ``OverflowError``)."""
+    if not 0 <= port <= 65535:
+        raise PortError(f"{flag} {port}: expected a TCP port number from 0 to 65535 (0 picks a free one)")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         return socket.create_server((host, port), family=family, backlog=backlog)

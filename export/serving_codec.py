@@ -25,7 +25,10 @@ Checks beyond TensorFlow Serving (documented differences):
 - Inputs that the signature declares with the same shape of rank >= 2 (for example ``tokens`` and
   ``parse_heads``, both ``[batch, time]``) must have the same actual shape in a request: one value per
   token; a mismatch is refused before the model runs, with a message naming both inputs.
-- Each input's shape must agree with the rank and fixed sizes the signature declares.
+- Each input's shape must agree with the rank and fixed sizes the signature declares. Shapes are
+  read from the parsed JSON (the batch from ``instances``, the rest along first elements) and
+  checked, with the caller's limits (``check_shapes``), before any value is converted; an instance
+  whose shape differs from the first's is refused before its values are converted.
 - A columnar ``inputs`` object may not hold names the signature does not have, and the request object
   may not hold keys other than ``signature_name``, ``instances`` and ``inputs`` (TensorFlow Serving
   ignores both silently, hiding typos such as ``"signature"``).
@@ -39,6 +42,7 @@ import base64
 import binascii
 import dataclasses
 import json
+import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -281,16 +285,21 @@ def json_to_array(value: Any, spec: InputSpec) -> np.ndarray:
     return array.reshape(shape)
 
 
-def check_declared_shapes(arrays: Mapping[str, np.ndarray], signature: Signature) -> None:
-    """Each input's shape fits its declaration; same-declared inputs of rank >= 2 agree (else a 400)."""
-    for name, array in arrays.items():
+def check_declared_shapes(shapes: Mapping[str, Sequence[int]], signature: Signature) -> None:
+    """Each input's shape fits its declaration; same-declared inputs of rank >= 2 agree (else a 400).
+
+    Args:
+        shapes: each input's shape (an array's, or a request's before its values are converted).
+        signature: the signature the inputs are for.
+    """
+    for name, shape in shapes.items():
         spec = signature.inputs[name]
         if spec.shape is None:
             continue
-        fits = len(spec.shape) == array.ndim and all(d is None or d == n for d, n in zip(spec.shape, array.shape))
+        fits = len(spec.shape) == len(shape) and all(d is None or d == n for d, n in zip(spec.shape, shape))
         if not fits:
             raise BadRequest(f"input '{name}' of signature '{signature.name}' is declared with shape "
-                             f"{spec.shape_text()} but the request gives shape {_shape_text(array.shape)}")
+                             f"{spec.shape_text()} but the request gives shape {_shape_text(shape)}")
     groups: dict = {}
     for name, spec in signature.inputs.items():
         if spec.shape is not None and len(spec.shape) >= 2:
@@ -298,16 +307,32 @@ def check_declared_shapes(arrays: Mapping[str, np.ndarray], signature: Signature
     for declared, names in groups.items():
         first = names[0]
         for other in names[1:]:
-            if arrays[first].shape != arrays[other].shape:
+            if tuple(shapes[first]) != tuple(shapes[other]):
                 raise BadRequest(
                     f"inputs '{first}' and '{other}' of signature '{signature.name}' are declared with the same "
                     f"shape {signature.inputs[first].shape_text()} and must agree in length, but '{first}' has "
-                    f"shape {_shape_text(arrays[first].shape)} and '{other}' has shape "
-                    f"{_shape_text(arrays[other].shape)}")
+                    f"shape {_shape_text(shapes[first])} and '{other}' has shape "
+                    f"{_shape_text(shapes[other])}")
 
 
-def _rows_to_arrays(instances: Any, signature: Signature) -> dict:
-    """Row format: ``instances`` -> one batched array per input."""
+#: ``check_shapes(signature, {input: shape})``: refuses (raising :class:`BadRequest`) a request by the
+#: shapes its inputs will have, before any of their values is converted.
+ShapeCheck = Callable[[Signature, Mapping[str, tuple]], None]
+
+
+def _checked_shapes(shapes: dict, signature: Signature, check_shapes: Optional[ShapeCheck]) -> None:
+    check_declared_shapes(shapes, signature)
+    if check_shapes is not None:
+        check_shapes(signature, shapes)
+
+
+def _rows_to_arrays(instances: Any, signature: Signature, check_shapes: Optional[ShapeCheck] = None) -> dict:
+    """Row format: ``instances`` -> one batched array per input.
+
+    The batch is the list's length and each input's shape that of its first instance (read along first
+    elements); these shapes are checked before any value is converted, and every further instance's
+    shape is compared with the first's before its values are.
+    """
     if not isinstance(instances, list):
         raise BadRequest(f"Expecting 'instances' to be a list/array, found {_json_type(instances)}")
     if not instances:
@@ -342,49 +367,107 @@ def _rows_to_arrays(instances: Any, signature: Signature) -> dict:
             if is_object(item):
                 raise BadRequest(f"Expecting value/list but got object at item {index} of input list")
             values = {names[0]: item}
+        if index == 0:
+            shapes = {name: tuple(_dense_shape(values[name])) for name in names}
+            _checked_shapes({name: (len(instances),) + shape for name, shape in shapes.items()}, signature,
+                            check_shapes)
         for name in names:
+            shape = tuple(_dense_shape(values[name]))
+            if shape != shapes[name]:
+                raise BadRequest(f"Failed to process element: {index} key: {name} of 'instances' list. Error: "
+                                 f"Expecting shape {_shape_text(shapes[name])} but got: {_shape_text(shape)} "
+                                 "(every instance of an input must have the same shape; pad shorter ones)")
             try:
                 array = json_to_array(values[name], signature.inputs[name])
             except BadRequest as error:
                 raise BadRequest(f"Failed to process element: {index} key: {name} of 'instances' list. "
                                  f"Error: {error.message}") from None
-            if name in shapes and shapes[name] != array.shape:
-                raise BadRequest(f"Failed to process element: {index} key: {name} of 'instances' list. Error: "
-                                 f"Expecting shape {_shape_text(shapes[name])} but got: {_shape_text(array.shape)} "
-                                 "(every instance of an input must have the same shape; pad shorter ones)")
-            shapes[name] = array.shape
             per_input[name].append(array)
     return {name: np.stack(arrays) for name, arrays in per_input.items()}
 
 
-def _columns_to_arrays(inputs: Any, signature: Signature) -> dict:
-    """Columnar format: ``inputs`` -> one array per input."""
+def _columns_to_arrays(inputs: Any, signature: Signature, check_shapes: Optional[ShapeCheck] = None) -> dict:
+    """Columnar format: ``inputs`` -> one array per input (their shapes checked before any value is converted)."""
     names = list(signature.inputs)
-    if not isinstance(inputs, dict) or _is_b64_object(inputs):
+    plain = not isinstance(inputs, dict) or _is_b64_object(inputs)
+    if plain:
         if len(names) > 1:
             raise BadRequest("inputs is a plain value/list, but expecting an object as multiple input tensors "
                              f"required as per the signature: {','.join(names)}")
-        return {names[0]: json_to_array(inputs, signature.inputs[names[0]])}
-    unknown = sorted(set(inputs) - set(names))
-    if unknown:
-        raise BadRequest(f"Unknown named input(s): {','.join(unknown)} in 'inputs' object; signature "
-                         f"'{signature.name}' has inputs: {','.join(names)}")
+        inputs = {names[0]: inputs}
+    else:
+        unknown = sorted(set(inputs) - set(names))
+        if unknown:
+            raise BadRequest(f"Unknown named input(s): {','.join(unknown)} in 'inputs' object; signature "
+                             f"'{signature.name}' has inputs: {','.join(names)}")
+        for name in names:
+            if name not in inputs:
+                raise BadRequest(f"Missing named input: {name} in 'inputs' object.")
+    _checked_shapes({name: tuple(_dense_shape(inputs[name])) for name in names}, signature, check_shapes)
     arrays = {}
     for name in names:
-        if name not in inputs:
-            raise BadRequest(f"Missing named input: {name} in 'inputs' object.")
         try:
             arrays[name] = json_to_array(inputs[name], signature.inputs[name])
         except BadRequest as error:
+            if plain:
+                raise
             raise BadRequest(f"Failed to process input: {name} of 'inputs' object. Error: {error.message}") from None
     return arrays
 
 
-def parse_predict_request(body: bytes, get_signature: Callable[[str], Signature]) -> tuple:
+# A JSON string literal (the unrolled form runs in linear time on any input).
+_STRING_LITERAL = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def _structure_marks(body: bytes, start: int, end: int) -> int:
+    return body.count(b",", start, end) + body.count(b"[", start, end) + body.count(b"{", start, end)
+
+
+def count_json_values(body: bytes, stop_above: int) -> int:
+    """An upper bound on the values (scalars, lists and objects) of a JSON document, read from its bytes.
+
+    Every value but the document itself follows a ``,``, ``[`` or ``{`` outside a string, so their
+    count plus one bounds the values without parsing (``json.loads`` of a 6 MB body of a million
+    one-word lists builds a million Python lists first). Counting the marks of the whole body costs
+    milliseconds; only when that count is over ``stop_above`` are the string literals skipped, and the
+    count stops once it passes ``stop_above``.
+
+    Args:
+        body: the request body.
+        stop_above: the count that matters; the result is exact up to it.
+
+    Returns:
+        The bound; any result over ``stop_above`` means only "more than ``stop_above``".
+    """
+    count = _structure_marks(body, 0, len(body)) + 1
+    if count <= stop_above:
+        return count
+    count, position = 1, 0
+    for string in _STRING_LITERAL.finditer(body):
+        count += _structure_marks(body, position, string.start())
+        position = string.end()
+        if count > stop_above:
+            return count
+    return count + _structure_marks(body, position, len(body))
+
+
+def parse_predict_request(body: bytes, get_signature: Callable[[str], Signature],
+                          check_shapes: Optional[ShapeCheck] = None) -> tuple:
     """Parse a ``:predict`` body into ``(signature, format, {input: array})``.
 
-    ``format`` is ``"row"`` or ``"columnar"``; ``get_signature(name)`` resolves ``signature_name``
-    (raising :class:`RestError` when unknown). Every malformed request raises :class:`BadRequest`.
+    Args:
+        body: the request body.
+        get_signature: resolves ``signature_name`` (raising :class:`RestError` when unknown).
+        check_shapes: called with the signature and the shape each input will have (the batch from the
+            ``instances`` list, the rest from its first instance) once the JSON is parsed and before any
+            value is converted, so a request over a limit is refused at the cost of reading its first
+            instance rather than of converting all its values.
+
+    Returns:
+        ``(signature, format, arrays)``; ``format`` is ``"row"`` or ``"columnar"``.
+
+    Raises:
+        BadRequest: every malformed request (and whatever ``check_shapes`` raises).
     """
     if not body:
         raise BadRequest("JSON Parse error: The document is empty")
@@ -417,14 +500,13 @@ def parse_predict_request(body: bytes, get_signature: Callable[[str], Signature]
         raise BadRequest("Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist")
     try:
         if "instances" in request:
-            arrays, form = _rows_to_arrays(request["instances"], signature), "row"
+            arrays, form = _rows_to_arrays(request["instances"], signature, check_shapes), "row"
         elif "inputs" in request:
-            arrays, form = _columns_to_arrays(request["inputs"], signature), "columnar"
+            arrays, form = _columns_to_arrays(request["inputs"], signature, check_shapes), "columnar"
         else:
             raise BadRequest("Missing 'inputs' or 'instances' key")
     except RecursionError:
         raise BadRequest("input lists are nested too deeply") from None
-    check_declared_shapes(arrays, signature)
     return signature, form, arrays
 
 
@@ -494,5 +576,5 @@ def error_body(message: str) -> bytes:
 
 __all__: Sequence[str] = [
     "BYTES_SUFFIX", "BadRequest", "DEFAULT_SIGNATURE", "InputSpec", "NUMPY_DTYPES", "NotFound", "PayloadTooLarge", "RestError",
-    "Signature", "array_to_json", "check_declared_shapes", "error_body", "json_to_array", "outputs_to_json", "parse_predict_request",
+    "ShapeCheck", "Signature", "array_to_json", "check_declared_shapes", "count_json_values", "error_body", "json_to_array", "outputs_to_json", "parse_predict_request",
 ]

@@ -74,6 +74,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "run's train.batch_tokens, as a training batch; else 8192)")
     parser.add_argument("--max_sentences_per_request", type=_positive, default=None,
                         help="refuse requests with more sentences, with 400 (default 256)")
+    parser.add_argument("--max_token_pairs_per_request", type=_positive, default=None,
+                        help="refuse requests whose sentences x padded width x padded width is larger, with 400: "
+                             "the size of the per-predicate outputs when every token is a predicate, which the "
+                             "token limits do not bound (default: the larger of the longest sentence squared and "
+                             "--max_tokens_per_request x 48)")
     parser.add_argument("--enable_batching", action="store_true",
                         help="join concurrent requests to one signature into shared model calls, padded to a "
                              "common width; each caller gets its own rows back")
@@ -120,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
         from lisa_tf.packaging import default_model
 
         args.model_base_path = str(default_model("srl", "--model_base_path"))
-    limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request)
+    limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request,
+                           args.max_token_pairs_per_request)
     server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,
                                      args.rest_api_port, warn=warn, limits=limits,
                                      num_versions=args.num_versions,

@@ -352,6 +352,10 @@ def bad_cases() -> list:
         Case("request_over_the_sentence_count", "POST", PREDICT,
              {"signature_name": "sentences", "instances": ["a b"] * 257}, 400,
              message_contains="sentences per request: 257 is over the limit of 256", own_only=LIMITS),
+        Case("request_over_the_token_pairs", "POST", PREDICT, {"inputs": [["w"] * 512] * 2}, 400,
+             message_contains="token pairs per request ('tokens': 2 sentences x 512 x 512 tokens, the per-predicate "
+                              "outputs if every token is a predicate): 524288 is over the limit of 393216 "
+                              "(--max_token_pairs_per_request)", own_only=LIMITS),
         Case("raw_sentence_over_the_limit", "POST", PREDICT,
              {"signature_name": "sentences", "instances": ["a " * 300 + ", " * 300]}, 400,
              message_contains="'sentences' instance 0 has 600 words and punctuation marks", own_only=LIMITS),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -215,3 +216,73 @@ def test_pad_to_width_pads_heads_with_minus_one():
     assert padded["tokens"].tolist() == [[b"a", b"", b""]]
     assert padded["parse_heads"].tolist() == [[0, -1, -1]]
     assert padded["predicate_index"].tolist() == [0]
+
+
+def _refusing(service: PredictionService, release: threading.Event = None) -> PredictionService:
+    """``service`` with a model that refuses, as the SRL exports do, a request without tokens (and any
+    holding the token ``refused``); a sentence holding ``hold`` waits for ``release`` in the model."""
+    from export.serving_codec import BadRequest
+
+    run = service.batcher._run
+
+    def model(signature, arrays):
+        tokens = arrays["tokens"].ravel().tolist()
+        if arrays["tokens"].shape[1] == 0 or b"refused" in tokens:
+            raise BadRequest("signature 'serving_default' refused the inputs: no tokens")
+        if b"hold" in tokens:
+            release.wait(30)
+        return run(signature, arrays)
+
+    service.batcher._run = model
+    return service
+
+
+def test_a_first_request_the_model_refuses_does_not_stop_batching(tiny_model_base):
+    """The probe that decides whether a signature can be batched failed on a refused first request and
+    stayed "probing": every later request ran alone until restart."""
+    for first in ({"instances": [{"tokens": []}]}, {"instances": [["refused"]]}):
+        service = _refusing(_service(tiny_model_base, JOIN_ALL))
+        try:
+            with pytest.raises(Exception, match="refused the inputs"):
+                service.predict(MODEL_NAME, None, json.dumps(first).encode())
+            service.predict(MODEL_NAME, None, json.dumps({"instances": [["warm", "up"]]}).encode())  # the probe
+            answers = _concurrently(service, [{"instances": [["w"] * (1 + i)]} for i in range(6)])
+        finally:
+            service.versions.stop()
+        assert [a["predictions"][0]["length"] for a in answers] == [1, 2, 3, 4, 5, 6], first
+        assert service.batcher.joined_calls >= 1, first
+
+
+def test_a_request_without_tokens_gets_the_same_error_joined_or_alone(tiny_model_base):
+    """Padded into a joined batch, a zero-width request ran on padding and was answered 200 with empty
+    outputs; alone the model refuses it. A request held in the model (the one model call allowed at a
+    time) makes the others wait in one batch, so the zero-width one is offered to it for sure."""
+    bodies = [{"instances": [["w"] * (1 + i % 3)]} for i in range(5)] + [{"instances": [{"tokens": []}]}]
+    release = threading.Event()
+    service = _refusing(_service(tiny_model_base, JOIN_ALL), release)
+    calls = []
+    model = service.batcher._run
+    service.batcher._run = lambda signature, arrays: calls.append(arrays["tokens"].shape) or model(signature, arrays)
+    try:
+        service.predict(MODEL_NAME, None, json.dumps({"instances": [["warm", "up"]]}).encode())  # the probe
+        alone = [_concurrently(service, [body])[0] for body in bodies]
+        held = threading.Thread(target=service.predict, args=(MODEL_NAME, None, b'{"instances": [["hold"]]}'))
+        held.start()
+        while service.batcher._in_flight < 1:
+            time.sleep(0.01)
+        before = len(calls)
+        joined = [None] * len(bodies)
+        waiting = threading.Thread(target=lambda: joined.__setitem__(slice(None), _concurrently(service, bodies)))
+        waiting.start()
+        while service.batcher._in_flight < 1 + len(bodies):
+            time.sleep(0.01)
+        time.sleep(2 * JOIN_ALL.batch_timeout_micros / 1e6)  # the batch closes while the model is held
+        release.set()
+        held.join(30)
+        waiting.join(60)
+    finally:
+        release.set()
+        service.versions.stop()
+    assert alone[-1] == "BadRequest: signature 'serving_default' refused the inputs: no tokens"
+    assert joined == alone
+    assert (len(bodies) - 1, 3) in calls[before:]  # the five others were joined in one call

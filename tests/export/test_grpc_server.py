@@ -205,6 +205,46 @@ def test_grpc_refusals_name_the_field(stubs, inputs, signature, output_filter, c
     assert raised.value.code().name == code and words in raised.value.details(), raised.value.details()
 
 
+def _tensor(dtype: int, shape: list, strings=(), ints=(), content: bytes = b""):
+    """A ``TensorProto`` built field by field, as a client may send it (nothing checks it agrees with itself)."""
+    from tensorflow.core.framework import tensor_pb2, tensor_shape_pb2
+
+    proto = tensor_pb2.TensorProto(dtype=dtype, tensor_content=content, tensor_shape=tensor_shape_pb2.TensorShapeProto(
+        dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=size) for size in shape]))
+    proto.string_val.extend(strings)
+    proto.int_val.extend(ints)
+    return proto
+
+
+@pytest.mark.parametrize("inputs, signature, code, words", [
+    # 82 bytes on the wire; tf.make_ndarray would expand the one head to 20000 x 20000 int32 (1.6 GB)
+    ({"tokens": (7, [1, 1], [b"a"]), "parse_heads": (3, [20000, 20000], (), [0])}, "with_parse", "INVALID_ARGUMENT",
+     "input 'parse_heads' holds 1 value but its shape [20000, 20000] has 400000000 elements"),
+    ({"tokens": (7, [100000, 100000], [b"a"])}, "", "INVALID_ARGUMENT", "has 10000000000 elements"),
+    ({"tokens": (999, [1, 1], [b"a"])}, "", "INVALID_ARGUMENT",
+     "input 'tokens' has dtype enum 999, which is no TensorFlow DataType; the signature expects DT_STRING"),
+    ({"tokens": (7, [-1, 3], [b"a"])}, "", "INVALID_ARGUMENT", "declares shape [-1, 3]; expected sizes >= 0"),
+    ({"tokens": (7, [1, 2], [b"a", b"b", b"c"])}, "", "INVALID_ARGUMENT", "holds 3 values but its shape [1, 2]"),
+    ({"tokens": (7, [1, 1], [b"a"]), "parse_heads": (3, [1, 1], (), (), b"\0" * 40)}, "with_parse",
+     "INVALID_ARGUMENT", "holds 40 bytes of tensor_content but its shape [1, 1] needs 1 x 4 bytes"),
+    ({"tokens": (7, [300, 1], [b"a"] * 300)}, "", "RESOURCE_EXHAUSTED",
+     "sentences per request: 300 is over the limit of 256 (--max_sentences_per_request)"),
+    ({"tokens": (7, [0, 10**15])}, "", "RESOURCE_EXHAUSTED", "tokens per sentence ('tokens' is 1000000000000000 tokens"),
+    ({"tokens": (7, [15, 512], [b"said"] * 15 * 512)}, "", "RESOURCE_EXHAUSTED", "--max_token_pairs_per_request"),
+])
+def test_declared_shapes_dtypes_and_value_counts_are_checked_before_tensors_are_expanded(
+        stubs, monkeypatch, inputs, signature, code, words):
+    """A ``TensorProto`` is a declaration: its shape, dtype and value count are checked (and the shape
+    against the limits) before ``tf.make_ndarray`` runs; the answer is one line, never ``INTERNAL``."""
+    import tensorflow as tf
+
+    monkeypatch.setattr(tf, "make_ndarray", lambda proto: pytest.fail("tf.make_ndarray ran on a refused tensor"))
+    with pytest.raises(grpc.RpcError) as raised:
+        _predict(stubs, {name: _tensor(*fields) for name, fields in inputs.items()}, signature)
+    assert raised.value.code().name == code and words in raised.value.details(), raised.value.details()
+    assert "\n" not in raised.value.details()
+
+
 def test_grpc_message_over_the_size_limit_is_resource_exhausted(tiny_model_base):
     from export import rest_server
     from export.grpc_server import GrpcServer

@@ -1,6 +1,8 @@
 """The version manager behind the REST server: new versions are picked up while serving, a version
 that fails to load is skipped with one log line and the good one keeps serving, and the model status
-lists every version with its state in TensorFlow Serving's ``model_version_status`` shape.
+lists every version with its state in TensorFlow Serving's ``model_version_status`` shape. Version
+names are ASCII int64s as TensorFlow Serving reads them, and a poll that fails is logged without
+stopping the polling.
 
 Model base paths are built in ``tmp_path`` from copies of the tiny model's versions (``conftest.py``:
 ``scaled_length`` is ``length * 0.25`` in version 1 and ``length * 0.5`` in version 2, so answers say
@@ -133,3 +135,85 @@ def test_num_versions_serves_the_highest_ones(tiny_model_base, tmp_path):
     both = VersionManager(base, num_versions=2, poll_seconds=0).start()
     assert list(one.available()) == [2] and list(both.available()) == [1, 2]
     assert [s.version for s in one.statuses()] == [2]
+
+
+def test_version_names_are_read_as_tensorflow_serving_reads_them(tiny_model_base, tmp_path):
+    """``²`` passes ``str.isdigit`` but not ``int`` (start-up crashed, and a poll that met it killed the
+    polling thread); a number over 2^63 - 1 was served and broke every gRPC answer. Both are ignored
+    with one line each, once."""
+    from export.model_versions import VersionManager
+
+    base = tmp_path / rest_cases.MODEL
+    base.mkdir()
+    _install(tiny_model_base / "1", base, 1)
+    for name in ("²", "٣", str(2**63), "0" * 30 + "2"):
+        shutil.copytree(tiny_model_base / "2", base / name)
+    warnings: list = []
+    manager = VersionManager(base, num_versions=5, poll_seconds=0, warn=warnings.append).start()
+    manager.poll()
+    assert list(manager.available()) == [1, 2] and manager.available()[2].path == base / ("0" * 30 + "2")
+    ignored = sorted(line.split(" ")[1] for line in warnings)
+    assert ignored == sorted(str(base / name) for name in ("²", "٣", str(2**63))), warnings
+    assert all(line.endswith("is ignored: a version directory's name is ASCII digits of a number up to "
+                             "9223372036854775807 (as TensorFlow Serving reads it)") for line in warnings)
+
+
+def test_a_failing_poll_is_logged_and_polling_goes_on(tiny_model_base, tmp_path):
+    from export.model_versions import VersionManager
+
+    base = tmp_path / rest_cases.MODEL
+    base.mkdir()
+    _install(tiny_model_base / "1", base, 1)
+    warnings: list = []
+    manager = VersionManager(base, poll_seconds=0.05, warn=warnings.append)
+    polls = []
+    poll = manager.poll
+
+    def failing_poll():
+        polls.append(1)
+        if len(polls) in (2, 3):  # the first poll is start()'s
+            raise ValueError("invalid literal for int() with base 10: '²'")
+        poll()
+
+    manager.poll = failing_poll
+    manager.start()
+    try:
+        _wait_for(lambda: len(polls) >= 5, 30)
+    finally:
+        manager.stop()
+    assert warnings == [f"polling {base} failed, serving the loaded versions: ValueError: invalid literal for "
+                        "int() with base 10: '²'"] * 2
+    assert list(manager.available()) == [1]
+
+
+def test_versions_that_are_no_int64_are_a_400_and_the_largest_is_served_over_grpc(tiny_model_base, tmp_path):
+    grpc = pytest.importorskip("grpc")
+    import tensorflow as tf
+    from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
+
+    from export.grpc_server import GrpcServer
+
+    base = tmp_path / rest_cases.MODEL
+    base.mkdir()
+    _install(tiny_model_base / "1", base, 1)
+    shutil.copytree(tiny_model_base / "2", base / str(2**63))
+    server = _start(base, [])
+    grpc_server = GrpcServer(server.service, port=0).start()
+    try:
+        for path in (f"/v1/models/{rest_cases.MODEL}/versions/{'9' * 5000}",
+                     f"/v1/models/{rest_cases.MODEL}/versions/{2**63}/metadata",
+                     f"/v1/models/{rest_cases.MODEL}/versions/{2**64}:predict"):
+            status, answer = rest_cases.request(server.url, "POST" if path.endswith(":predict") else "GET", path,
+                                                {"instances": [["a"]]} if path.endswith(":predict") else None)
+            assert status == 400 and answer["error"].startswith("Failed to convert version: "), (path[:60], answer)
+            assert "\n" not in answer["error"] and len(answer["error"]) < 200
+        assert _scale(server, 1) == (200, 0.25)
+        request = predict_pb2.PredictRequest()
+        request.model_spec.name = rest_cases.MODEL
+        request.inputs["tokens"].CopyFrom(tf.make_tensor_proto([["a"]]))
+        with grpc.insecure_channel(grpc_server.target) as channel:
+            response = prediction_service_pb2_grpc.PredictionServiceStub(channel).Predict(request, timeout=30)
+        assert response.model_spec.version.value == 1
+    finally:
+        grpc_server.stop()
+        server.stop()

@@ -270,3 +270,38 @@ def test_keep_alive_answers_are_not_held_back_by_nagle(server):
     finally:
         conn.close()
     assert sorted(times)[len(times) // 2] < 0.030, times
+
+
+def test_transfer_encoding_beside_content_length_is_refused_and_the_connection_closed(server):
+    """h11 frames such a request by Transfer-Encoding; a proxy may have framed it by Content-Length, so
+    the bytes after the body could be read as a second request (RFC 9112 §6.1: close the connection)."""
+    body = json.dumps({"instances": [rest_cases.SENT_A]}).encode()
+    chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    smuggled = f"GET /v1/models/{rest_cases.MODEL} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    request = (f"POST {rest_cases.PREDICT} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(chunked)}\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n").encode() + chunked + smuggled
+    answer = _exchange(server.port, request)  # returns once the server closes the connection
+    assert answer.startswith(b"HTTP/1.1 400 ") and answer.count(b"HTTP/1.1 ") == 1, answer
+    assert b"connection: close" in answer.lower()
+    assert _error_of(answer) == ("Invalid HTTP request: Transfer-Encoding and Content-Length are both given, so the "
+                                 "body could be framed two ways; send one of them (RFC 9112 section 6.1)")
+
+
+@pytest.mark.parametrize("size", [17 * 1024, 100 * 1024])
+def test_a_header_block_over_the_limit_arriving_whole_is_a_431(server, size):
+    """h11 bounds a header block only while it is incomplete; one sent in a single write was parsed."""
+    from export.rest_server import DEFAULT_MAX_HEADER_BYTES
+
+    head = f"GET /v1/models/{rest_cases.MODEL} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n".encode()
+    request = head + b"X-Pad: " + b"a" * (size - len(head) - 11) + b"\r\n\r\n"
+    assert len(request) == size
+    answer = _exchange(server.port, request)
+    assert answer.startswith(b"HTTP/1.1 431 ")
+    assert _error_of(answer) == f"request headers are over the limit of {DEFAULT_MAX_HEADER_BYTES} bytes"
+
+
+def test_a_header_block_just_under_the_limit_is_answered(server):
+    head = f"GET /v1/models/{rest_cases.MODEL} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n".encode()
+    request = head + b"X-Pad: " + b"a" * (16 * 1024 - len(head) - 11) + b"\r\n\r\n"
+    assert len(request) == 16 * 1024
+    assert _exchange(server.port, request).startswith(b"HTTP/1.1 200 ")

@@ -330,14 +330,16 @@ def test_serve_command_reports_a_bad_base_path(tmp_path):
 
 def test_serve_command_skips_a_corrupt_version_and_applies_its_limit_flags(tiny_model_base, tmp_path):
     """``2/`` holds a corrupt ``saved_model.pb`` beside a good ``1/``: the command starts, warns once
-    naming ``2/``, serves version 1, and refuses a sentence over ``--max_tokens_per_sentence``."""
+    naming ``2/``, serves version 1, and refuses a sentence over ``--max_tokens_per_sentence`` and a
+    request over ``--max_token_pairs_per_request``."""
     import shutil
 
     base = tmp_path / rest_cases.MODEL
     shutil.copytree(tiny_model_base / "1", base / "1")
     (base / "2").mkdir()
     (base / "2" / "saved_model.pb").write_bytes(b"\xff not a proto \xff" * 4)
-    process, url = _serve(base, "--max_tokens_per_sentence", "3", "--file_system_poll_wait_seconds", "0")
+    process, url = _serve(base, "--max_tokens_per_sentence", "3", "--max_token_pairs_per_request", "17",
+                          "--file_system_poll_wait_seconds", "0")
     try:
         assert url is not None
         url = url.rsplit("/v1/", 1)[0]
@@ -345,6 +347,8 @@ def test_serve_command_skips_a_corrupt_version_and_applies_its_limit_flags(tiny_
         assert status == 200 and answer["predictions"][0]["scaled_length"] == 0.5  # version 1: 2 * 0.25
         status, answer = rest_cases.request(url, "POST", rest_cases.PREDICT, {"instances": [["a", "b", "c", "d"]]})
         assert status == 400 and answer["error"].endswith("4 is over the limit of 3 (--max_tokens_per_sentence)")
+        status, answer = rest_cases.request(url, "POST", rest_cases.PREDICT, {"instances": [["a", "b", "c"]] * 2})
+        assert status == 400 and answer["error"].endswith("18 is over the limit of 17 (--max_token_pairs_per_request)")
     finally:
         process.terminate()
         _, stderr = process.communicate(timeout=30)

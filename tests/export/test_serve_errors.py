@@ -1,5 +1,5 @@
-"""``serve`` on a port another server holds: one ``error:`` line naming the flag and the port, exit
-status 2, before the model is loaded."""
+"""``serve`` on a port another server holds, or on a number that is no TCP port: one ``error:`` line
+naming the flag and the port, exit status 2, before the model is loaded."""
 
 from __future__ import annotations
 
@@ -52,3 +52,14 @@ def test_serve_with_one_port_for_both_apis(capsys, tiny_model_base):
     line = one_error(capsys, ["serve", "--model_name", MODEL_NAME, "--model_base_path", tiny_model_base,
                               "--rest_api_port", 8501, "--port", 8501])
     assert line == "error: --port 8501: the same port as --rest_api_port; the gRPC and REST APIs need a port each"
+
+
+@pytest.mark.parametrize("flags, flag, port", [
+    (["--rest_api_port", 70000], "--rest_api_port", 70000),
+    (["--rest_api_port", -1], "--rest_api_port", -1),
+    (["--rest_api_port", 0, "--port", 65536], "--port", 65536),
+])
+def test_serve_on_a_number_that_is_no_port(capsys, tiny_model_base, flags, flag, port):
+    """``socket`` refuses such a number with an OverflowError: a traceback, not one line."""
+    line = one_error(capsys, ["serve", "--model_name", MODEL_NAME, "--model_base_path", tiny_model_base, *flags])
+    assert line == f"error: {flag} {port}: expected a TCP port number from 0 to 65535 (0 picks a free one)"

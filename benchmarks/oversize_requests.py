@@ -1,0 +1,195 @@
+"""What an oversize request costs the server before it is refused: seconds to the answer and the
+server's RSS growth, for requests that are small on the wire but large once decoded.
+
+Starts ``python -m lisa_tf serve`` (REST and gRPC on free ports, with ``--enable_batching`` when asked)
+over ``MODEL_BASE_PATH`` as a separate process and sends, one at a time on fresh connections:
+
+- ``rest_instances``: ``{"instances": [["a"]] x N}`` (N = ``--instances``, 1,048,551 by default: a
+  6.3 MB body under the 8 MiB size limit, each instance a one-token sentence, far over the
+  sentences-per-request limit);
+- ``grpc_declared_shape``: an 82-byte ``PredictRequest`` to ``with_parse`` whose ``parse_heads``
+  ``TensorProto`` declares shape ``[D, D]`` (D = ``--declared``, 20,000 by default) and holds one value
+  (``tf.make_ndarray`` would make it D² int32s);
+- ``grpc_huge_shape``: the same with ``[5 D, 5 D]``;
+- ``grpc_declared_strings``: ``tokens`` declared ``[D, D]`` with one string (D² Python objects);
+- ``grpc_bad_dtype``: a ``TensorProto`` with dtype enum 999;
+- ``rest_all_predicates`` (``--predicates``): ``S`` sentences each of ``W`` copies of ``said`` (every
+  token a predicate: ``[S, W, W]`` outputs), with ``S x W`` inside the tokens-per-request limit;
+- ``rest_ordinary``: one ordinary sentence, for comparison.
+
+For each: the status, seconds from sending to the answer, and the server's RSS growth (its peak
+resident set during the request, ``VmHWM`` reset through ``/proc/PID/clear_refs`` before each
+request, minus its resident set before). The run stops by itself and stops the server at the end.
+
+Prints a table and writes ``benchmarks/out/oversize_requests.json``.
+Run: ``PYTHONPATH=. python benchmarks/oversize_requests.py [MODEL_BASE_PATH] [--predicates 15x159]``
+(default: the shipped model, ``models/srl``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import pathlib
+import platform
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.serving_rest import _start_server, _stop  # noqa: E402
+
+ORDINARY = "The company said it would buy the remaining shares by the end of next year .".split()
+
+
+def _status_kb(pid: int, field: str) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/{pid}/status has no {field}")
+
+
+def _reset_peak(pid: int) -> bool:
+    """Reset the process's peak RSS (``VmHWM``) to its current RSS; False where Linux does not allow it."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w", encoding="ascii") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _measured(pid: int, send) -> dict:
+    """Run ``send() -> (status, answer bytes)``; its status, seconds and the server's RSS growth."""
+    time.sleep(0.2)  # let the previous request's memory settle
+    exact = _reset_peak(pid)
+    before = _status_kb(pid, "VmRSS")
+    started = time.perf_counter()
+    status, answer = send()
+    seconds = time.perf_counter() - started
+    peak = _status_kb(pid, "VmHWM")
+    message = answer[:300].decode("utf-8", "replace")
+    return {"status": status, "seconds": round(seconds, 3), "rss_growth_mb": round(max(peak - before, 0) / 1024, 1),
+            "peak_exact": exact, "answer_bytes": len(answer), "answer": message}
+
+
+def _rest(host: str, port: int, path: str, body: bytes):
+    def send() -> tuple:
+        connection = http.client.HTTPConnection(host, port, timeout=600)
+        try:
+            connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
+    return send
+
+
+def _grpc(target: str, model_name: str, inputs: dict, signature_name: str = ""):
+    """A sender of one ``PredictRequest`` with ``inputs`` (name -> ``TensorProto``) and its size in bytes."""
+    from tensorflow_serving.apis import predict_pb2
+
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = model_name
+    request.model_spec.signature_name = signature_name
+    for name, tensor in inputs.items():
+        request.inputs[name].CopyFrom(tensor)
+
+    def send() -> tuple:
+        import grpc
+        from tensorflow_serving.apis import prediction_service_pb2_grpc
+
+        with grpc.insecure_channel(target) as channel:
+            stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+            try:
+                stub.Predict(request, timeout=600)
+                return "OK", b""
+            except grpc.RpcError as error:
+                return error.code().name, (error.details() or "").encode("utf-8")
+    return send, len(request.SerializeToString())
+
+
+def _tensor(dtype: int, shape: list, strings=(), ints=()):
+    """A ``TensorProto`` built field by field: nothing makes its values agree with its shape."""
+    from tensorflow.core.framework import tensor_pb2, tensor_shape_pb2
+
+    tensor = tensor_pb2.TensorProto(dtype=dtype, tensor_shape=tensor_shape_pb2.TensorShapeProto(
+        dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=d) for d in shape]))
+    tensor.string_val.extend(strings)
+    tensor.int_val.extend(ints)
+    return tensor
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Start the server, send each request and measure it; returns the result record."""
+    base_path = pathlib.Path(args.model_base_path).resolve()
+    model_name = args.model_name or base_path.name
+    path = f"/v1/models/{model_name}:predict"
+    flags = ["--port", "0"] + (["--enable_batching"] if args.enable_batching else [])
+    process, host, port, target = _start_server(model_name, base_path, args.start_timeout, *flags)
+    rows = []
+    try:
+        from tensorflow.core.framework import types_pb2
+
+        sends = []
+        body = json.dumps({"instances": [["a"]] * args.instances}, separators=(",", ":")).encode()
+        sends.append(("rest_instances", len(body), _rest(host, port, path, body)))
+        one_token = _tensor(types_pb2.DT_STRING, [1, 1], [b"a"])
+        for name, side in (("grpc_declared_shape", args.declared), ("grpc_huge_shape", 5 * args.declared)):
+            heads = _tensor(types_pb2.DT_INT32, [side, side], ints=[0])
+            send, size = _grpc(target, model_name, {"tokens": one_token, "parse_heads": heads}, "with_parse")
+            sends.append((name, size, send))
+        strings = _tensor(types_pb2.DT_STRING, [args.declared, args.declared], [b"a"])
+        send, size = _grpc(target, model_name, {"tokens": strings})
+        sends.append(("grpc_declared_strings", size, send))
+        send, size = _grpc(target, model_name, {"tokens": _tensor(999, [1, 1], [b"a"])})
+        sends.append(("grpc_bad_dtype", size, send))
+        if args.predicates:
+            sentences, width = (int(v) for v in args.predicates.split("x"))
+            body = json.dumps({"instances": [["said"] * width] * sentences}).encode()
+            sends.append(("rest_all_predicates", len(body), _rest(host, port, path, body)))
+        body = json.dumps({"instances": [ORDINARY]}).encode()
+        _rest(host, port, path, body)()  # warm up the model's first call
+        sends.append(("rest_ordinary", len(body), _rest(host, port, path, body)))
+        for name, size, send in sends:
+            row = {"request": name, "request_bytes": size, **_measured(process.pid, send)}
+            rows.append(row)
+            print(f"{name:22} {size:>10} B  {str(row['status']):>18}  {row['seconds']:>8.3f} s  "
+                  f"{row['rss_growth_mb']:>8.1f} MB", flush=True)
+    finally:
+        _stop(process)
+    return {"model_base_path": str(base_path), "model_name": model_name, "enable_batching": args.enable_batching,
+            "rows": rows,
+            "cpu_count": os.cpu_count(), "python": platform.python_version()}
+
+
+def main(argv=None) -> int:
+    """Parse arguments, run, print the table and write JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model_base_path", nargs="?", default=str(ROOT / "models" / "srl"),
+                        help="directory of numeric SavedModel version directories (default: the shipped model)")
+    parser.add_argument("--model_name", default=None, help="model name (default: the base path's folder name)")
+    parser.add_argument("--instances", type=int, default=1_048_551, help="one-token instances in the REST body")
+    parser.add_argument("--declared", type=int, default=20_000, help="side D of the declared [D, D] gRPC tensor")
+    parser.add_argument("--predicates", default=None,
+                        help="SxW: also send S sentences of W predicates each (e.g. 15x159)")
+    parser.add_argument("--enable_batching", action="store_true", help="start the server with --enable_batching")
+    parser.add_argument("--start_timeout", type=float, default=300.0, help="seconds to wait for the server")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "oversize_requests.json"))
+    args = parser.parse_args(argv)
+
+    print(f"{'request':22} {'size':>12}  {'answer':>18}  {'time':>10}  {'RSS growth':>11}", flush=True)
+    result = run(args)
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
