@@ -198,8 +198,10 @@ def _raw_sender(base_path: pathlib.Path, signature_name: str, signature: dict, i
     """The SavedModel's signature called directly in this process on the same one-sentence batch."""
     import tensorflow as tf
 
-    version = max(int(p.name) for p in base_path.iterdir() if p.name.isdigit())
-    function = tf.saved_model.load(str(base_path / str(version))).signatures[signature_name]
+    from data_pipeline.version_names import parse_version
+
+    newest = max((p for p in base_path.iterdir() if parse_version(p.name) is not None), key=lambda p: parse_version(p.name))
+    function = tf.saved_model.load(str(newest)).signatures[signature_name]
     inputs = {name: tf.constant([value], dtype=tf.dtypes.as_dtype(signature["inputs"][name]["dtype"].lower()
                                                                    .replace("dt_", "")))
               for name, value in instance.items()}

@@ -82,9 +82,10 @@ def tensor_shape(name: str, proto, dtype: str) -> tuple:
 
     ``tf.make_ndarray`` expands a ``TensorProto`` to its declared shape whatever it holds (an 82-byte
     proto declaring ``[20000, 20000]`` with one value becomes 1.6 GB), so the declaration is checked
-    first: a known rank, no negative size, the signature's dtype, and exactly one value per element
-    (as ``tensor_content`` bytes or in the dtype's repeated field), as TensorFlow Serving requires.
-    The size against the request limits is :func:`~export.request_limits.check_shapes`'s.
+    first: a known rank, no negative size, the signature's dtype, and one value per element (as
+    ``tensor_content`` bytes or in the dtype's repeated field) or a single value that fills the shape,
+    as ``tf.make_tensor_proto`` writes a scalar given a shape. The size against the request limits is
+    :func:`~export.request_limits.check_shapes`'s, checked before any tensor is expanded.
 
     Args:
         name: the input's name (for the message).
@@ -120,9 +121,12 @@ def tensor_shape(name: str, proto, dtype: str) -> tuple:
                              f"{list(shape)} needs {elements} x {itemsize} bytes")
     elif given in _VALUE_FIELDS:
         values = len(getattr(proto, _VALUE_FIELDS[given]))
-        if values != elements:
+        # one value fills the whole shape (``tf.make_tensor_proto(0, shape=[2, 3])`` sends that, and
+        # TensorFlow expands it); it is expanded only after the shape has passed the request limits
+        if values != elements and not (values == 1 and elements > 1):
             raise BadRequest(f"input '{name}' holds {values} value{'' if values == 1 else 's'} but its shape "
-                             f"{list(shape)} has {elements} elements; expected one value per element")
+                             f"{list(shape)} has {elements} elements; expected one value per element, or a single "
+                             "value for all")
     return shape
 
 

@@ -22,6 +22,7 @@ import threading
 from typing import Any, Callable, Optional, Sequence
 
 from data_pipeline.errors import DataFormatError
+from data_pipeline.version_names import MAX_VERSION, parse_version
 from export.request_limits import longest_training_sentence, training_token_budget
 from export.serving_codec import InputSpec, Signature
 
@@ -147,32 +148,12 @@ def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
                         training_token_budget(version_dir), longest_training_sentence(version_dir))
 
 
-#: The highest version number: TensorFlow Serving reads a version directory's name as an int64.
-MAX_VERSION = 2**63 - 1
-
-
-def parse_version(name: str) -> Optional[int]:
-    """The version number a directory name (or a URL's ``/versions/V``) gives, as TensorFlow Serving
-    reads it: ASCII digits of a number up to :data:`MAX_VERSION`; ``None`` for anything else.
-
-    ``str.isdigit`` also accepts digits such as ``²`` that ``int`` refuses, and a larger number breaks
-    every answer that carries the version (an int64 in TensorFlow Serving's protos).
-    """
-    if not (name.isascii() and name.isdigit()):
-        return None
-    digits = name.lstrip("0") or "0"
-    if len(digits) > len(str(MAX_VERSION)):
-        return None
-    number = int(digits)
-    return number if number <= MAX_VERSION else None
-
-
 def _scan(base: pathlib.Path) -> tuple:
     """``({version: dir}, [version names without saved_model.pb], [numeric-looking names that are no
     version])`` under ``base``; names that are not numbers at all are not versions and not listed."""
     versions, skipped, ignored = {}, [], []
     for child in sorted(base.iterdir()):
-        if not (child.name.isdigit() and child.is_dir()):
+        if not (child.name.isdigit() and child.is_dir()):  # numeric-looking: a version, or one logged as none
             continue
         number = parse_version(child.name)
         if number is None:

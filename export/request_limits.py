@@ -25,18 +25,16 @@ one line by :func:`graph_error_message`, which never passes on TensorFlow's node
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import pathlib
 import re
 from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from data_pipeline.input_limits import longest_training_sentence, max_tokens_per_sentence, training_token_budget
 from export.serving_codec import BadRequest, InputSpec, Signature, count_json_values
 
 #: Used when neither a flag nor the model's run config gives the limit.
-FALLBACK_MAX_TOKENS_PER_SENTENCE = 512
 FALLBACK_MAX_TOKENS_PER_REQUEST = 8192
 DEFAULT_MAX_SENTENCES_PER_REQUEST = 256
 #: The default token-pairs limit lets a request fill the tokens-per-request limit with sentences
@@ -93,7 +91,7 @@ class RequestLimits:
             A :class:`RequestLimits` with no ``None`` field; the token-pairs limit defaults to
             :func:`default_token_pairs` of the resolved token limits.
         """
-        sentence = longest_training_sentence or training_token_budget or FALLBACK_MAX_TOKENS_PER_SENTENCE
+        sentence = max_tokens_per_sentence(longest_training_sentence, training_token_budget)  # the library's policy
         request = training_token_budget or FALLBACK_MAX_TOKENS_PER_REQUEST
         per_sentence = self.max_tokens_per_sentence or sentence
         per_request = self.max_tokens_per_request or request
@@ -118,34 +116,6 @@ def default_token_pairs(max_tokens_per_sentence: int, max_tokens_per_request: in
         tokens each.
     """
     return max(max_tokens_per_sentence ** 2, max_tokens_per_request * DEFAULT_TOKEN_PAIRS_WIDTH)
-
-
-def training_token_budget(version_dir: pathlib.Path) -> Optional[int]:
-    """``train.batch_tokens`` from the export's ``assets/config.json`` (written by ``export_run``).
-
-    Args:
-        version_dir: a SavedModel version directory.
-
-    Returns:
-        The budget, or ``None`` when the export has no readable run config.
-    """
-    path = pathlib.Path(version_dir) / "assets" / "config.json"
-    try:
-        budget = json.loads(path.read_text(encoding="utf-8"))["train"]["batch_tokens"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return int(budget) if isinstance(budget, int) and budget > 0 else None
-
-
-def longest_training_sentence(version_dir: pathlib.Path) -> Optional[int]:
-    """``longest_sentence`` from the export's ``assets/vocab_info.json`` (the run's vocabulary
-    statistics, copied by ``export_run``), or ``None`` when the export does not record it."""
-    path = pathlib.Path(version_dir) / "assets" / "vocab_info.json"
-    try:
-        longest = json.loads(path.read_text(encoding="utf-8"))["longest_sentence"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return int(longest) if isinstance(longest, int) and longest > 0 else None
 
 
 def _is_token_input(signature: Signature, name: str) -> bool:

@@ -69,6 +69,7 @@ import tensorflow as tf
 
 from data_pipeline.errors import UserError
 from data_pipeline.tokenizer import tokenize_tf
+from data_pipeline.version_names import parse_version
 
 from lisa_tf.atomic_files import partial_directory
 from lisa_tf.decoding.bio_spans import bio_spans
@@ -303,8 +304,8 @@ def check_export_dir(out_dir: str | os.PathLike) -> pathlib.Path:
     if out_dir.exists() and not out_dir.is_dir():
         raise ExportError(f"{out_dir}: exists and is not a directory; expected a new version directory, e.g. exports/srl/1")
     if out_dir.exists() and any(out_dir.iterdir()):
-        numbers = [int(p.name) for p in out_dir.parent.iterdir() if p.name.isdigit()]
-        hint = f", e.g. {out_dir.parent / str(max(numbers) + 1)}" if out_dir.name.isdigit() else ""
+        numbers = [n for n in (parse_version(p.name) for p in out_dir.parent.iterdir()) if n is not None]
+        hint = f", e.g. {out_dir.parent / str(max(numbers) + 1)}" if parse_version(out_dir.name) is not None else ""
         raise ExportError(f"{out_dir}: directory exists and is not empty; export into a new version directory{hint}")
     return out_dir
 

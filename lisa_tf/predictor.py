@@ -18,9 +18,9 @@ when the model predicts them (LISA, SA). An argument's ``score`` is the mean pro
 Text is split into sentences and tokenised with :mod:`data_pipeline.tokenizer` (UD English-EWT
 conventions). Prediction runs in batches of at most ``token_budget`` padded tokens.
 
-Sizes are bounded before any work (:mod:`lisa_tf.input_limits`, the policy the server applies too): a
+Sizes are bounded before any work (:mod:`data_pipeline.input_limits`, the policy the server applies too): a
 paragraph over a million characters, or a sentence longer than the model's longest training sentence
-(``max_sentence_tokens``), raises :class:`~lisa_tf.input_limits.InputTooLong`. With
+(``max_sentence_tokens``), raises :class:`~data_pipeline.input_limits.InputTooLong`. With
 ``over_limit="skip"`` it is returned unlabelled instead, with ``"skipped": {"reason": ..., "input": i}``
 (``i`` indexes the paragraphs, texts or token lists given), and the other sentences are labelled.
 
@@ -37,12 +37,13 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from data_pipeline.errors import UserError
+from data_pipeline.input_limits import (InputTooLong, check_paragraph, max_tokens_per_sentence,
+                                        model_max_tokens_per_sentence, sentence_too_long)
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
+from data_pipeline.version_names import parse_version
 
-from lisa_tf.input_limits import (InputTooLong, check_paragraph, max_tokens_per_sentence,
-                                  model_max_tokens_per_sentence, sentence_too_long)
 from lisa_tf.predict import label_sentences
 from lisa_tf.runs import MODEL_FILE, load_model_file, load_run
 
@@ -176,7 +177,7 @@ class Predictor:
     Args:
         model: an :class:`~lisa_tf.models.base.SrlModel`.
         token_budget: most padded tokens per batch.
-        max_sentence_tokens: the longest sentence labelled (:mod:`lisa_tf.input_limits`; ``None``: the
+        max_sentence_tokens: the longest sentence labelled (:mod:`data_pipeline.input_limits`; ``None``: the
             fallback, as for a ``.keras`` file that records no training data sizes).
     """
 
@@ -241,7 +242,7 @@ class Predictor:
         own predicate identification); ``parse``: CoNLL-U heads per sentence, injected into LISA's
         syntax head. ``paragraphs``: several paragraphs, each split into sentences (offsets index its
         paragraph), labelled in shared batches. ``over_limit``: ``"raise"`` (default) refuses a
-        paragraph or sentence over its limit with :class:`~lisa_tf.input_limits.InputTooLong`,
+        paragraph or sentence over its limit with :class:`~data_pipeline.input_limits.InputTooLong`,
         ``"skip"`` returns it unlabelled with ``"skipped"`` (module docstring). Returns one dict per
         sentence (module docstring)."""
         inputs = self._inputs(text, tokens, paragraphs, over_limit)
@@ -354,7 +355,8 @@ class ExportPredictor(Predictor):
 def _latest_version(path: pathlib.Path) -> pathlib.Path:
     if (path / "saved_model.pb").exists():
         return path
-    versions = sorted((int(p.name), p) for p in path.iterdir() if p.name.isdigit() and (p / "saved_model.pb").exists())
+    versions = sorted((parse_version(p.name), p) for p in path.iterdir()
+                      if parse_version(p.name) is not None and (p / "saved_model.pb").exists())
     if not versions:
         raise FileNotFoundError(
             f"{path}: not a run directory ({MODEL_FILE}), a .keras file or a SavedModel export (saved_model.pb)"
@@ -382,7 +384,7 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         path: the model (see above).
         token_budget: most padded tokens per batch.
         max_sentence_tokens: the longest sentence to label; default: the model's longest training
-            sentence where the path records it (:mod:`lisa_tf.input_limits`).
+            sentence where the path records it (:mod:`data_pipeline.input_limits`).
 
     Raises:
         ParserModelError: the path holds the dependency parser or its export.

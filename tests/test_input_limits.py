@@ -1,4 +1,4 @@
-"""One sentence-length policy for the library, ``predict`` and ``parse`` (lisa_tf/input_limits.py), and
+"""One sentence-length policy for the library, ``predict`` and ``parse`` (data_pipeline/input_limits.py), and
 input lines that cannot be labelled reported and counted without costing the lines around them."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import lisa_tf
 from data_pipeline.splits import read_split
 from lisa_tf.cli import main
 from lisa_tf.commands._text_input import read_lines
-from lisa_tf.input_limits import FALLBACK_MAX_TOKENS_PER_SENTENCE, InputTooLong, model_max_tokens_per_sentence
+from data_pipeline.input_limits import FALLBACK_MAX_TOKENS_PER_SENTENCE, InputTooLong, model_max_tokens_per_sentence
 from lisa_tf.runs import load_run_config
 from tests.test_predictor import TEXT
 

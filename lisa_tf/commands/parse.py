@@ -53,7 +53,7 @@ def _sentences(args):
 
     from data_pipeline.readers import read_sentences
     from data_pipeline.tokenizer import sentences as split_and_tokenize
-    from lisa_tf.input_limits import MAX_PARAGRAPH_CHARACTERS
+    from data_pipeline.input_limits import MAX_PARAGRAPH_CHARACTERS
 
     fmt = _input_format(args)
     if fmt != "text":
@@ -114,7 +114,7 @@ def run(args) -> int:
     import time
 
     from data_pipeline.sentence import Sentence
-    from lisa_tf.input_limits import model_max_tokens_per_sentence, sentence_too_long
+    from data_pipeline.input_limits import model_max_tokens_per_sentence, sentence_too_long
     from lisa_tf.packaging import default_model
     from lisa_tf.models import DependencyParser
     from lisa_tf.parse import conllu_lines, parse_sentences, parse_with_export

@@ -50,7 +50,7 @@ def _units(args):
     import sys
 
     from data_pipeline.readers.conllu import read_conllu
-    from lisa_tf.input_limits import MAX_PARAGRAPH_CHARACTERS
+    from data_pipeline.input_limits import MAX_PARAGRAPH_CHARACTERS
 
     if args.parse:
         if args.text or args.input:

@@ -219,8 +219,11 @@ def _tensor(dtype: int, shape: list, strings=(), ints=(), content: bytes = b""):
 @pytest.mark.parametrize("inputs, signature, code, words", [
     # 82 bytes on the wire; tf.make_ndarray would expand the one head to 20000 x 20000 int32 (1.6 GB)
     ({"tokens": (7, [1, 1], [b"a"]), "parse_heads": (3, [20000, 20000], (), [0])}, "with_parse", "INVALID_ARGUMENT",
-     "input 'parse_heads' holds 1 value but its shape [20000, 20000] has 400000000 elements"),
-    ({"tokens": (7, [100000, 100000], [b"a"])}, "", "INVALID_ARGUMENT", "has 10000000000 elements"),
+     "inputs 'parse_heads' and 'tokens' of signature 'with_parse' are declared with the same shape"),
+    ({"tokens": (7, [20000, 20000], [b"a"]), "parse_heads": (3, [20000, 20000], (), [0])}, "with_parse",
+     "RESOURCE_EXHAUSTED", "sentences per request: 20000 is over the limit of 256"),
+    ({"tokens": (7, [1, 100000], [b"a"])}, "", "RESOURCE_EXHAUSTED", "tokens per sentence ('tokens' is 100000 tokens"),
+    ({"tokens": (7, [100000, 100000], [b"a", b"b"])}, "", "INVALID_ARGUMENT", "has 10000000000 elements"),
     ({"tokens": (999, [1, 1], [b"a"])}, "", "INVALID_ARGUMENT",
      "input 'tokens' has dtype enum 999, which is no TensorFlow DataType; the signature expects DT_STRING"),
     ({"tokens": (7, [-1, 3], [b"a"])}, "", "INVALID_ARGUMENT", "declares shape [-1, 3]; expected sizes >= 0"),
@@ -243,6 +246,14 @@ def test_declared_shapes_dtypes_and_value_counts_are_checked_before_tensors_are_
         _predict(stubs, {name: _tensor(*fields) for name, fields in inputs.items()}, signature)
     assert raised.value.code().name == code and words in raised.value.details(), raised.value.details()
     assert "\n" not in raised.value.details()
+
+
+def test_a_single_value_fills_a_shape_inside_the_limits_as_tensorflow_expands_it(stubs):
+    """``tf.make_tensor_proto("a", shape=[1, 3])`` sends one value for three elements; TensorFlow (and so
+    TensorFlow Serving) fills the shape with it."""
+    filled = _predict(stubs, {"tokens": _tensor(7, [1, 3], [b"a"])}, "")
+    spelled_out = _predict(stubs, {"tokens": _tensor(7, [1, 3], [b"a"] * 3)}, "")
+    assert filled == spelled_out
 
 
 def test_grpc_message_over_the_size_limit_is_resource_exhausted(tiny_model_base):

@@ -171,7 +171,7 @@ def test_oversize_requests_benchmark_runs_on_the_tiny_model(tiny_model_base, tmp
     rows = {row["request"]: row for row in json.loads(out.read_text())["rows"]}
     assert {name: row["status"] for name, row in rows.items()} == {
         "rest_instances": 400, "grpc_declared_shape": "INVALID_ARGUMENT", "grpc_huge_shape": "INVALID_ARGUMENT",
-        "grpc_declared_strings": "INVALID_ARGUMENT", "grpc_bad_dtype": "INVALID_ARGUMENT",
+        "grpc_declared_strings": "RESOURCE_EXHAUSTED", "grpc_bad_dtype": "INVALID_ARGUMENT",
         "rest_all_predicates": 400, "rest_ordinary": 200}
     assert "JSON values in the request body" in rows["rest_instances"]["answer"]
     assert "--max_token_pairs_per_request" in rows["rest_all_predicates"]["answer"]

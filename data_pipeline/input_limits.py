@@ -27,6 +27,7 @@ import pathlib
 from typing import Optional
 
 from data_pipeline.errors import UserError
+from data_pipeline.version_names import parse_version
 
 #: Used when the model carries neither its longest training sentence nor its token budget.
 FALLBACK_MAX_TOKENS_PER_SENTENCE = 512
@@ -82,8 +83,8 @@ def sizes_directory(model_path: str | os.PathLike) -> Optional[pathlib.Path]:
         return path.parent if (path.parent / "config.json").exists() else None
     if (path / "saved_model.pb").exists() or (path / "config.json").exists():
         return path
-    versions = [p for p in path.iterdir() if p.name.isascii() and p.name.isdigit()] if path.is_dir() else []
-    return max(versions, key=lambda p: int(p.name)) if versions else None
+    versions = [p for p in path.iterdir() if parse_version(p.name) is not None] if path.is_dir() else []
+    return max(versions, key=lambda p: parse_version(p.name)) if versions else None
 
 
 def model_max_tokens_per_sentence(model_path: str | os.PathLike | None) -> int:
