@@ -204,7 +204,10 @@ class ExperimentConfig:
         return dataclasses.asdict(self)
 
     def save(self, path: str | os.PathLike) -> None:
-        pathlib.Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+        """Write the config as JSON, whole or not at all."""
+        from lisa_tf.atomic_files import write_text
+
+        write_text(path, json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
 
 
 def _section_hints(config_class: type, section: str, where: str) -> dict[str, Any]:
