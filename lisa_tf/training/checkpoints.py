@@ -10,9 +10,10 @@ Each checkpoint also holds the run's position in its training data (the HDF5 att
 ``data_position``): how many batches of :func:`data_pipeline.dataset.make_dataset`'s batch
 sequence training has read, in the same file so that weights and position are written and restored
 together. A resumed run reads on from there (``make_dataset(start=...)``) instead of from the first
-batch again. The position is counted in batches read, not derived from the step: loss scaling
-(``mixed_float16``) skips the optimiser step of a batch whose gradients are not finite, and under
-a multi-worker strategy each step reads one batch per worker. Beside it, ``seed_generator_states``
+batch again. Each training step reads one batch of the dataset (under ``tf.distribute`` the batch
+is the global one, split over the replicas of every worker), but the position is counted in batches
+read, not taken from the step count: loss scaling (``mixed_float16``) leaves the step count where it
+was for a batch whose gradients are not finite. Beside it, ``seed_generator_states``
 holds the states of the model's random seed generators (the dropout masks drawn next), which Keras
 leaves out of weight files: without them a resumed run with dropout would drop other units than the
 run that was not stopped.
@@ -114,19 +115,16 @@ class IntervalCheckpoint(keras.callbacks.Callback):
         keep: how many checkpoints to keep (the newest).
         data_position: the position training starts at (that of the restored checkpoint; 0 for a
             new run).
-        batches_per_step: batches of the dataset each training step reads (the number of input
-            pipelines: one per worker, as each worker's distributed dataset keeps every n-th batch).
         saved: called with the step after each checkpoint is written.
     """
 
     def __init__(self, directory: str | os.PathLike, keep: int = KEEP, data_position: int = 0,
-                 batches_per_step: int = 1, saved: Optional[Callable[[int], None]] = None):
+                 saved: Optional[Callable[[int], None]] = None):
         super().__init__()
         self.directory = pathlib.Path(directory)
         self.keep = keep
         #: batches of the training data read so far (by the end of the latest training step)
         self.data_position = data_position
-        self.batches_per_step = batches_per_step
         self.saved = saved
         self._epoch_start = data_position
 
@@ -135,7 +133,7 @@ class IntervalCheckpoint(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         # ``batch`` is the index in the interval of the last step run (several with steps_per_execution)
-        self.data_position = self._epoch_start + (batch + 1) * self.batches_per_step
+        self.data_position = self._epoch_start + batch + 1
 
     def on_epoch_end(self, epoch, logs=None):
         step = int(self.model.optimizer.iterations.numpy())

@@ -78,7 +78,7 @@ from lisa_tf.training.checkpoints import IntervalCheckpoint, restore_checkpoint,
 from lisa_tf.training.optimizers import make_optimizer
 from lisa_tf.training.precision import set_policy
 from lisa_tf.training.progress import StepProgress, duration
-from lisa_tf.training.strategy import input_pipelines, is_chief, make_strategy
+from lisa_tf.training.strategy import is_chief, make_strategy
 from lisa_tf.weights import frozen_parts
 
 
@@ -169,10 +169,9 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         model.build_from_batch()
         restored = restore_checkpoint(model, run_dir / "checkpoints")
     step = restored.step
-    per_step = input_pipelines(strategy)
     position = restored.data_position
     if position is None:
-        position = step * per_step
+        position = step
         if step:
             print(f"warning: {restored.path}: holds no training data position; reading the training data on "
                   f"from batch {position} (one per step)", file=sys.stderr, flush=True)
@@ -227,8 +226,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         progress,
         StepLimit(max_steps),
         # before the evaluation: see lisa_tf.training.callbacks
-        IntervalCheckpoint(run_dir / "checkpoints", data_position=position, batches_per_step=per_step,
-                           saved=continuation_started),
+        IntervalCheckpoint(run_dir / "checkpoints", data_position=position, saved=continuation_started),
         evaluation,
         keras.callbacks.TensorBoard(str(run_dir / "logs"), update_freq="epoch", write_graph=False),
     ]

@@ -60,14 +60,3 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
         return True
     return resolver.task_type in (None, "chief") or (resolver.task_type == "worker" and resolver.task_id == 0)
 
-
-def input_pipelines(strategy: tf.distribute.Strategy) -> int:
-    """How many batches of the training dataset one step reads: one per worker of a multi-worker
-    strategy (each worker runs the whole pipeline and keeps every n-th batch, ``tf.data``'s
-    auto-sharding by data for a dataset not read from files), else 1 (a mirrored strategy splits
-    one batch over its replicas)."""
-    resolver = getattr(strategy, "cluster_resolver", None)
-    if resolver is None or not getattr(resolver, "cluster_spec", None):
-        return 1
-    cluster = resolver.cluster_spec().as_dict()
-    return max(1, len(cluster.get("worker", [])) + len(cluster.get("chief", [])))
