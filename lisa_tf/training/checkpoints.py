@@ -156,8 +156,9 @@ class Restored:
 
 
 def restore_checkpoint(model: keras.Model, directory: str | os.PathLike) -> Restored:
-    """Load the newest readable checkpoint of ``directory`` into ``model`` (weights and optimiser
-    state) and return its step and data position; step 0 when there is none.
+    """Load the newest readable checkpoint of ``directory`` into ``model`` (weights, optimiser
+    state and the seed generators' states) and return its step and data position; step 0 when
+    there is none.
 
     A checkpoint that cannot be read is skipped with a warning naming it, and the one before it is
     tried.
