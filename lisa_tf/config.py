@@ -157,8 +157,8 @@ class TrainConfig:
         clip_norm: global-norm gradient clipping (0 = off).
         batch_tokens: token budget per batch (summed over replicas).
         max_steps, eval_every, patience: run control; a checkpoint is written at every evaluation
-            (every ``eval_every`` steps) and at the end (patience counts evaluations
-            without a dev F1 improvement; 0 = no early stopping).
+            (every ``eval_every`` steps, and at ``max_steps``, where training ends exactly) (patience
+            counts evaluations without a dev F1 improvement; 0 = no early stopping).
         max_minutes: wall-clock budget of one ``train`` session in minutes (0 = none): training stops at
             the last evaluation after which another interval would overrun it (``done.json`` records
             ``stopped_at_time_budget``; ``train`` on the run again continues towards ``max_steps``).
@@ -204,7 +204,10 @@ class ExperimentConfig:
         return dataclasses.asdict(self)
 
     def save(self, path: str | os.PathLike) -> None:
-        pathlib.Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+        """Write the config as JSON, whole or not at all."""
+        from lisa_tf.atomic_files import write_text
+
+        write_text(path, json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
 
 
 def _section_hints(config_class: type, section: str, where: str) -> dict[str, Any]:

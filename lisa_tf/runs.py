@@ -14,15 +14,21 @@ import dataclasses
 import json
 import os
 import pathlib
+import sys
+import zipfile
+from typing import Optional
 
 import keras
 
 import lisa_tf.models  # noqa: F401  (registers the model classes that load_model reads)
 from data_pipeline.errors import UserError
+from lisa_tf.atomic_files import partial_file
 from lisa_tf.config import ExperimentConfig, config_from_dict
 from lisa_tf.weights import load_weights
 
 MODEL_FILE = "model.keras"
+#: the summary training writes when it ends (its presence marks the run as finished)
+DONE_FILE = "done.json"
 
 
 class RunError(UserError):
@@ -123,16 +129,49 @@ def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None
         copy.set_weights(model.get_weights())
     else:
         load_weights(copy, weights)
-    copy.save(path)
+    with partial_file(path) as partial:  # whole or not at all: a killed write leaves the old file
+        copy.save(partial)
     return path
 
 
+def read_done(run_dir: str | os.PathLike) -> Optional[dict]:
+    """The summary of a finished run (``done.json``), or None when the run has not finished.
+
+    A ``done.json`` that cannot be read (cut short, not JSON, no ``steps``) counts as not finished,
+    with a warning naming it: training then resumes from the run's checkpoints and writes it again.
+    """
+    path = pathlib.Path(run_dir) / DONE_FILE
+    try:
+        done = json.loads(path.read_text())
+        int(done["steps"])
+        return done
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        print(f"warning: {path}: cannot be read ({type(error).__name__}: {error}); "
+              "taking the run as not finished", file=sys.stderr, flush=True)
+        return None
+
+
 def load_model_file(path: str | os.PathLike, dtype_policy: str = "float32"):
-    """A ``.keras`` model file, built under ``dtype_policy`` (the global policy is restored after)."""
+    """A ``.keras`` model file, built under ``dtype_policy`` (the global policy is restored after).
+
+    Raises:
+        RunError: the file is missing, or is not a ``.keras`` archive (empty, cut short or
+            damaged; Keras would report "File not found" for it).
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise RunError(f"{path}: no such file")
+    if not zipfile.is_zipfile(path):
+        raise RunError(f"{path}: not a readable .keras model file ({path.stat().st_size} bytes: empty, cut short or "
+                       "damaged); replace it with a complete copy")
     previous = keras.config.dtype_policy().name
     keras.config.set_dtype_policy(dtype_policy)
     try:
         return keras.saving.load_model(path, compile=False)
+    except (zipfile.BadZipFile, EOFError) as error:
+        raise RunError(f"{path}: not a readable .keras model file ({error}); replace it with a complete copy") from None
     finally:
         keras.config.set_dtype_policy(previous)
 

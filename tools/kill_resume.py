@@ -12,7 +12,10 @@ run is resumed once more and left to finish. Checked at the end:
 - no checkpointed interval was trained twice: each round resumed from the newest checkpoint that was
   on disk when it started;
 - the run finished at ``max_steps`` and ``best/`` holds the weights of the evaluation with the
-  highest dev F1 of all of them (compared tensor by tensor with ``weights/step-N.weights.h5``).
+  highest dev F1 of all of them (compared tensor by tensor with ``weights/step-N.weights.h5``);
+- the killed run trained as a run that was never killed (run once more beside it): the same loss at
+  every evaluation and the same final weights and optimiser state, to the last bit (resuming reads
+  the training data on from the checkpoint's position).
 
 Prints a table and writes ``benchmarks/out/kill_resume.json``.
 Run: ``PYTHONPATH=. python tools/kill_resume.py [--kills 20] [--seed 0] [--out DIR]``.
@@ -56,7 +59,7 @@ def _newest_checkpoint(run: pathlib.Path) -> int:
     return int(files[-1].name[len("step-"):-len(".weights.h5")]) if files else 0
 
 
-def _same_weights(a: pathlib.Path, b: pathlib.Path) -> bool:
+def _same_weights(a: pathlib.Path, b: pathlib.Path, optimizer: bool = False) -> bool:
     import h5py
     import numpy as np
 
@@ -67,8 +70,8 @@ def _same_weights(a: pathlib.Path, b: pathlib.Path) -> bool:
         return found
 
     left, right = tensors(a), tensors(b)
-    model_keys = [k for k in left if not k.startswith("optimizer")]
-    return bool(model_keys) and all(np.array_equal(left[k], right.get(k)) for k in model_keys)
+    keys = [k for k in left if optimizer or not k.startswith("optimizer")]
+    return bool(keys) and left.keys() == right.keys() and all(np.array_equal(left[k], right[k]) for k in keys)
 
 
 def _evaluations(log: pathlib.Path) -> int:
@@ -156,10 +159,15 @@ def main(argv=None) -> int:
 
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     steps = [r["step"] for r in records]
-    expected = list(range(args.eval_every, args.max_steps + 1, args.eval_every))
+    expected = sorted(set(range(args.eval_every, args.max_steps + 1, args.eval_every)) | {args.max_steps})
     done = json.loads((run / "done.json").read_text())
     best = max(records, key=lambda r: r["dev_f1"])
     best_marker = json.loads((run / "best" / "step.json").read_text())
+    whole = run.parent / "uninterrupted"
+    with open(run.parent / "uninterrupted.log", "w") as handle:
+        subprocess.run(command[:2] + [str(whole)] + command[3:], stdout=handle, stderr=subprocess.STDOUT, env=env,
+                       check=True)
+    whole_losses = [json.loads(line)["loss"] for line in (whole / "metrics.jsonl").read_text().splitlines()]
     result = {
         "kills": sum(1 for r in rounds if r["killed"]),
         "rounds": rounds,
@@ -172,15 +180,20 @@ def main(argv=None) -> int:
         "best_is_best_of_all": best_marker["step"] == best["step"],
         "best_weights_match": _same_weights(run / "best" / "model.weights.h5",
                                             run / "weights" / f"step-{best['step']}.weights.h5"),
+        "losses_as_uninterrupted": [r["loss"] for r in records] == whole_losses,
+        "final_weights_as_uninterrupted": _same_weights(run / "final.weights.h5", whole / "final.weights.h5",
+                                                        optimizer=True),
         "wall_seconds": round(time.time() - started, 1),
         "run": str(run),
     }
     ok = (result["each_evaluation_once"] and not retrained and result["finished_at_max_steps"]
-          and result["best_is_best_of_all"] and result["best_weights_match"])
+          and result["best_is_best_of_all"] and result["best_weights_match"] and result["losses_as_uninterrupted"]
+          and result["final_weights_as_uninterrupted"])
     print()
     print("| check | result |\n|---|---|")
     for key in ("kills", "each_evaluation_once", "checkpointed_intervals_trained_again", "finished_at_step",
-                "best_step", "best_is_best_of_all", "best_weights_match", "wall_seconds"):
+                "best_step", "best_is_best_of_all", "best_weights_match", "losses_as_uninterrupted",
+                "final_weights_as_uninterrupted", "wall_seconds"):
         print(f"| {key} | {result[key]} |")
     print(f"metrics.jsonl steps: {steps}")
     pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,12 @@ from lisa_tf.training.checkpoints import interval_logs, save_weights_whole, step
 from lisa_tf.training.curves import plot_curves, read_metrics
 
 
+def _metrics_text(records: list[dict]) -> str:
+    """``metrics.jsonl``: one JSON line per evaluation (rewritten whole after each, a few hundred
+    lines at most, so a kill never leaves a line cut short)."""
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
 class DevEvaluation(keras.callbacks.Callback):
     """Score the dev set after every interval; keep the best weights; stop after ``patience`` misses.
 
@@ -71,7 +77,7 @@ class DevEvaluation(keras.callbacks.Callback):
         if dropped:
             self.report(f"warning: {self.metrics_path}: {dropped} evaluation(s) after step {step} dropped; "
                         f"training resumes from the checkpoint at step {step}")
-        expected = "".join(json.dumps(r) + "\n" for r in self.records)
+        expected = _metrics_text(self.records)
         if self.metrics_path.exists() and self.metrics_path.read_text() != expected:
             write_text(self.metrics_path, expected)  # also ends a line cut short by a kill
         best = self._best_marker()
@@ -124,8 +130,7 @@ class DevEvaluation(keras.callbacks.Callback):
                 write_text(self.best_path.parent / "step.json", json.dumps({"step": step, "dev_f1": record["dev_f1"]}))
             self._keep(step)
             plot_curves(self.records, self.run_dir / "curves.png", title=self.run_dir.name)
-            with open(self.metrics_path, "a") as handle:  # last: the line marks the interval as finished
-                handle.write(json.dumps(record) + "\n")
+            write_text(self.metrics_path, _metrics_text(self.records))  # last: the line marks the interval as finished
         since = 0 if improved else since + 1
         if self.patience and since >= self.patience:
             self.report(f"early stopping: no dev F1 improvement in {since} evaluations")
@@ -166,6 +171,8 @@ class TimeBudget(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         self._intervals += 1
+        if self.model.stop_training:  # the run ends here anyway (max_steps, early stopping)
+            return
         elapsed = time.time() - self._started
         if elapsed + elapsed / self._intervals > 60.0 * self.minutes:
             self.report(f"time budget: {elapsed / 60:.1f} min used of {self.minutes:g}, no room for another "
@@ -173,3 +180,20 @@ class TimeBudget(keras.callbacks.Callback):
             self.model.stop_training = True
             self.stopped = True
 
+
+
+class StepLimit(keras.callbacks.Callback):
+    """End training at exactly ``max_steps`` optimiser steps.
+
+    ``fit`` runs whole "epochs" of ``train.eval_every`` batches; when ``max_steps`` is not a multiple
+    of it, the interval that reaches ``max_steps`` ends there, shorter than the others, and still
+    gets its checkpoint and evaluation (``fit`` calls ``on_epoch_end`` after a stop).
+    """
+
+    def __init__(self, max_steps: int):
+        super().__init__()
+        self.max_steps = max_steps
+
+    def on_train_batch_end(self, batch, logs=None):
+        if int(self.model.optimizer.iterations.numpy()) >= self.max_steps:
+            self.model.stop_training = True

@@ -7,6 +7,7 @@ import os
 import pathlib
 
 from data_pipeline.errors import DataFormatError
+from lisa_tf.atomic_files import partial_file
 
 
 def read_metrics(path: str | os.PathLike) -> list[dict]:
@@ -46,5 +47,6 @@ def plot_curves(records: list[dict], png: str | os.PathLike, title: str = "") ->
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(png, dpi=100)
+    with partial_file(png) as partial:  # whole or not at all
+        fig.savefig(partial, dpi=100, format="png")
     plt.close(fig)

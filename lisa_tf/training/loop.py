@@ -1,15 +1,18 @@
 """The training loop every model shares.
 
 ``train(config, run_dir)`` checks the config, reads the data, builds (or reloads) the vocabularies,
-builds the model under the distribution strategy and precision policy of the config, and runs
-``keras.Model.fit`` with one "epoch" per evaluation interval (``train.eval_every`` steps). At the end
-of every interval, in this order:
+builds the model under the distribution strategy and precision policy of the config, restores the
+newest checkpoint if there is one, and runs ``keras.Model.fit`` with one "epoch" per evaluation
+interval (``train.eval_every`` steps) until exactly ``train.max_steps`` steps
+(:class:`~lisa_tf.training.callbacks.StepLimit`: when ``max_steps`` is not a multiple of the
+interval, the last interval is shorter). At the end of every interval, in this order:
 
 1. :class:`~lisa_tf.training.checkpoints.IntervalCheckpoint` writes ``checkpoints/step-N.weights.h5``
-   (weights and optimiser state; the newest two are kept);
+   (weights, optimiser state, dropout seed states and the position in the training data; the
+   newest two are kept);
 2. :class:`~lisa_tf.training.callbacks.DevEvaluation` scores the dev set with the project's srl-eval,
    keeps the best weights in ``best/``, stops early after ``patience`` intervals without improvement,
-   and appends the interval's line to ``metrics.jsonl`` last;
+   and writes the interval's line to ``metrics.jsonl`` last;
 3. :class:`~lisa_tf.training.callbacks.TimeBudget` (``train.max_minutes``) stops at the last
    evaluation that leaves no room for another interval within the wall-clock budget.
 
@@ -18,6 +21,21 @@ same step and optimiser state (a damaged one falls back to the one before it, wi
 first redoes that checkpoint's evaluation if a kill interrupted it; a finished run given a larger
 ``train.max_steps`` continues (unless it stopped early). So after ``kill -9`` at any moment every
 evaluation is in ``metrics.jsonl`` exactly once and ``best/`` is chosen over all of them.
+
+A resumed run reads the training data on from where the checkpoint left it: the batch sequence of
+:func:`~data_pipeline.dataset.make_dataset` depends on the seed alone (not on the iterators made
+before, as ``Dataset.shuffle``'s reshuffling does), and ``make_dataset(start=...)`` starts it at the
+checkpoint's position without computing the batches before it (a few seconds for 100,000 batches).
+Restarting it at the first batch would train each resumed stretch on batches already seen, and a
+run split into ``max_minutes`` sessions would never reach most of the data. With the
+dropout seed states restored too, a run stopped and resumed any number of times computes the same
+losses and weights, to the last bit, as the run that never stopped
+(``tests/training/test_resume.py``).
+
+A continuation of a finished run leaves it as it was (``done.json``, ``config.json``) until it has
+written its first checkpoint, so a continuation that fails early (a bad override, a kill) loses
+nothing. A ``done.json`` that cannot be read counts as "not finished" (with a warning), so the run
+resumes from its checkpoints and writes it again.
 Progress is shown as steps of ``max_steps`` (:mod:`lisa_tf.training.progress`); the last line names
 the run directory, the best dev F1 and its step, and the wall time.
 
@@ -25,7 +43,9 @@ Run directory: ``model.keras`` (the whole model, written when it is built and ag
 weights when training ends; :mod:`lisa_tf.runs` loads it), ``config.json``, ``vocab/``,
 ``checkpoints/``, ``best/``, ``metrics.jsonl``, ``curves.png``, ``logs/`` (TensorBoard), ``weights/``
 (latest per-evaluation weights), ``final.weights.h5`` and ``done.json`` when training ends. Nothing
-is written to it before the config has been checked and the data read.
+is written to it before the config has been checked and the data read, and every file is written
+beside its target and renamed into place (:mod:`lisa_tf.atomic_files`; TensorBoard's event files
+excepted): a kill leaves the old file or the new one, never a part.
 """
 from __future__ import annotations
 
@@ -51,14 +71,15 @@ from lisa_tf.models import DependencyParser, build_model
 from lisa_tf.evaluation.srl_eval import score
 from lisa_tf.parse import parse_scores, parse_sentences
 from lisa_tf.predict import predict_sentences
-from lisa_tf.runs import MODEL_FILE, check_same_model, save_model, weights_file
-from lisa_tf.training.callbacks import DevEvaluation, TimeBudget
-from lisa_tf.training.checkpoints import IntervalCheckpoint, restore_checkpoint
+from lisa_tf.atomic_files import partial_directory, write_text
+from lisa_tf.runs import DONE_FILE, MODEL_FILE, check_same_model, read_done, save_model, weights_file
+from lisa_tf.training.callbacks import DevEvaluation, StepLimit, TimeBudget
+from lisa_tf.training.checkpoints import IntervalCheckpoint, restore_checkpoint, save_weights_whole
 from lisa_tf.training.optimizers import make_optimizer
 from lisa_tf.training.precision import set_policy
 from lisa_tf.training.progress import StepProgress, duration
 from lisa_tf.training.strategy import is_chief, make_strategy
-from lisa_tf.weights import frozen_parts, save_weights
+from lisa_tf.weights import frozen_parts
 
 
 def build_vocabularies(config: ExperimentConfig, train_sentences, run_dir: pathlib.Path) -> Vocabularies:
@@ -67,7 +88,8 @@ def build_vocabularies(config: ExperimentConfig, train_sentences, run_dir: pathl
     if (directory / "srl.txt").exists():
         return Vocabularies.load(directory)
     vocabs = Vocabularies.build(train_sentences)
-    vocabs.save(directory)
+    with partial_directory(directory) as partial:  # whole or not at all
+        vocabs.save(partial)
     return vocabs
 
 
@@ -112,12 +134,11 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     run_dir = pathlib.Path(run_dir)
     validate_config(config)
     check_same_model(config, run_dir)
-    if (run_dir / "done.json").exists():
-        done = json.loads((run_dir / "done.json").read_text())
-        if done["steps"] >= config.train.max_steps or done.get("stopped_early"):
-            how = ", stopped early" if done.get("stopped_early") else ""
-            print(f"{run_dir}: training already finished (step {done['steps']}{how}); nothing to do", flush=True)
-            return done
+    finished = read_done(run_dir)
+    if finished is not None and (finished["steps"] >= config.train.max_steps or finished.get("stopped_early")):
+        how = ", stopped early" if finished.get("stopped_early") else ""
+        print(f"{run_dir}: training already finished (step {finished['steps']}{how}); nothing to do", flush=True)
+        return finished
 
     started = time.time()
     strategy = make_strategy(config.train.strategy)  # first: multi-worker set-up precedes any TF op
@@ -129,11 +150,13 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     dev_sentences = read_split(data.dev, data.format, data.parse_dev or None, data.max_eval_sentences)
     # the data is readable: from here on the run directory is written
     run_dir.mkdir(parents=True, exist_ok=True)
-    config.save(run_dir / "config.json")
-    if (run_dir / "done.json").exists():
-        print(f"{run_dir}: finished at step {json.loads((run_dir / 'done.json').read_text())['steps']}; "
-              f"continuing to train.max_steps={config.train.max_steps}", flush=True)
-        (run_dir / "done.json").unlink()
+    if finished is None:
+        config.save(run_dir / "config.json")
+    else:
+        # The finished run stays as it was (config.json, done.json) until this continuation has
+        # written its first checkpoint (continuation_started below).
+        print(f"{run_dir}: finished at step {finished['steps']}; continuing to train.max_steps={config.train.max_steps}",
+              flush=True)
     vocabs = build_vocabularies(config, train_sentences, run_dir)
     print(
         f"train: {len(train_sentences)} sentences, dev: {len(dev_sentences)}; policy {policy}; "
@@ -142,6 +165,16 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     )
     with strategy.scope():
         model = build_model(config.model, vocabs, embedding_matrix(config, vocabs))
+        model.compile(optimizer=make_optimizer(config.train))
+        model.build_from_batch()
+        restored = restore_checkpoint(model, run_dir / "checkpoints")
+    step = restored.step
+    position = restored.data_position
+    if position is None:
+        position = step
+        if step:
+            print(f"warning: {restored.path}: holds no training data position; reading the training data on "
+                  f"from batch {position} (one per step)", file=sys.stderr, flush=True)
     dataset, report = make_dataset(
         train_sentences,
         vocabs,
@@ -152,15 +185,12 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         batch_multiple=strategy.num_replicas_in_sync,
         repeat=True,
         preprocess=_training_features(config, model, train_sentences, run_dir),
+        start=position,
     )
     print(f"training examples: {report.examples} ({report.tokens} tokens)", flush=True)
     if report.bio.get("nested_spans"):
         print(f"{report.bio['nested_spans']} of {report.bio['spans']} argument spans lie inside another argument of "
               "the same predicate and are left out of the BIO tags", flush=True)
-    with strategy.scope():
-        model.compile(optimizer=make_optimizer(config.train))
-        model.build_from_batch(next(iter(dataset)))
-        step = restore_checkpoint(model, run_dir / "checkpoints")
     if config.model.transition_log_probs:
         tag_sequences = [predicate_bio_tags(p, len(s))[0] for s in train_sentences for p in s.predicates]
         model.set_transitions(
@@ -169,13 +199,24 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     if chief and step == 0:
         save_model(model, run_dir / MODEL_FILE)
 
+    max_steps = config.train.max_steps
     interval = max(1, config.train.eval_every)
-    epochs = math.ceil(config.train.max_steps / interval)
+    initial_epoch = step // interval
+    # One interval more than the steps left need: loss scaling (mixed_float16) leaves the step
+    # count where it was for a batch whose gradients are not finite; StepLimit ends at max_steps.
+    epochs = initial_epoch + math.ceil(max(max_steps - step, 0) / interval) + 1
     if verbose is None:
         verbose = 1 if sys.stdout.isatty() else 2
-    progress = StepProgress(epochs * interval, live=verbose == 1, enabled=verbose != 0)
-    print(f"starting at step 0 of {epochs * interval}" if step == 0 else
-          f"resumed from checkpoint at step {step} of {epochs * interval}", flush=True)
+    progress = StepProgress(max_steps, live=verbose == 1, enabled=verbose != 0)
+    print(f"starting at step 0 of {max_steps}" if step == 0 else
+          f"resumed from checkpoint at step {step} of {max_steps}", flush=True)
+
+    def continuation_started(_step: int) -> None:
+        """Once this session has written a checkpoint the run is no longer the finished one: its
+        config is the continuation's, and a ``done.json`` left (finished or damaged) goes."""
+        if chief and (run_dir / DONE_FILE).exists():
+            config.save(run_dir / "config.json")
+            (run_dir / DONE_FILE).unlink()
 
     evaluate_dev = dev_evaluation(model, dev_sentences, vocabs, config.train.batch_tokens)
     evaluation = DevEvaluation(evaluate_dev, run_dir, patience=config.train.patience, write=chief,
@@ -183,25 +224,27 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     stop = evaluation.resume(model, step)
     callbacks = [
         progress,
-        IntervalCheckpoint(run_dir / "checkpoints"),  # before the evaluation: see lisa_tf.training.callbacks
+        StepLimit(max_steps),
+        # before the evaluation: see lisa_tf.training.callbacks
+        IntervalCheckpoint(run_dir / "checkpoints", data_position=position, saved=continuation_started),
         evaluation,
         keras.callbacks.TensorBoard(str(run_dir / "logs"), update_freq="epoch", write_graph=False),
     ]
     budget = TimeBudget(config.train.max_minutes, report=progress.line) if config.train.max_minutes > 0 else None
     if budget is not None:
         callbacks.append(budget)
-    if not stop:
-        model.fit(dataset, steps_per_epoch=interval, epochs=epochs, initial_epoch=step // interval,
+    if not stop and step < max_steps:
+        model.fit(dataset, steps_per_epoch=interval, epochs=epochs, initial_epoch=initial_epoch,
                   callbacks=callbacks, verbose=0, shuffle=False)
     seconds = time.time() - started
     if chief:
-        save_weights(model, run_dir / "final.weights.h5")
+        save_weights_whole(model, run_dir / "final.weights.h5")
         save_model(model, run_dir / MODEL_FILE, weights_file(run_dir, "best"))  # the finished run: best dev weights
     best = max(evaluation.records, key=lambda r: r["dev_f1"])
     summary = {
         "run": str(run_dir),
         "steps": int(model.optimizer.iterations.numpy()),
-        "max_steps": config.train.max_steps,
+        "max_steps": max_steps,
         "best_step": best["step"],
         "best_dev_f1": best["dev_f1"],
         "policy": policy,
@@ -212,9 +255,11 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         "stopped_at_time_budget": bool(budget and budget.stopped),
     }
     if chief:
-        (run_dir / "done.json").write_text(json.dumps(summary, indent=2) + "\n")
+        if finished is not None:
+            config.save(run_dir / "config.json")  # the continuation's, also when it wrote no checkpoint
+        write_text(run_dir / DONE_FILE, json.dumps(summary, indent=2) + "\n")
     how = " (stopped early)" if summary["stopped_early"] else (" (time budget)" if summary["stopped_at_time_budget"] else "")
-    print(f"finished {run_dir}: step {summary['steps']} of {config.train.max_steps}{how}; "
+    print(f"finished {run_dir}: step {summary['steps']} of {max_steps}{how}; "
           f"best dev F1 {best['dev_f1']:.2f} at step {best['step']} (weights in {run_dir / 'best'}); "
           f"wall time {duration(seconds)}", flush=True)
     return summary

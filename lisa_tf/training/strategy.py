@@ -59,3 +59,4 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
     if resolver is None or not getattr(resolver, "cluster_spec", None) or not resolver.cluster_spec().as_dict():
         return True
     return resolver.task_type in (None, "chief") or (resolver.task_type == "worker" and resolver.task_id == 0)
+

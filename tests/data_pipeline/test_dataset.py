@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from data_pipeline.dataset import PREDICATE_LAYOUT, SENTENCE_LAYOUT, length_buckets, make_dataset
+from data_pipeline.dataset import PREDICATE_LAYOUT, SENTENCE_LAYOUT, example_order, length_buckets, make_dataset
 from data_pipeline.errors import DataFormatError
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.vocab import Vocabularies
@@ -28,7 +28,7 @@ def vocabs(wsj):
 
 @pytest.fixture(scope="module")
 def epochs(wsj, vocabs):
-    """Two passes over each layout at 4096 tokens, as numpy batches."""
+    """Two iterations of each layout's dataset at 4096 tokens, as numpy batches."""
     result = {}
     for layout in (SENTENCE_LAYOUT, PREDICATE_LAYOUT):
         dataset, report = make_dataset(wsj, vocabs, layout=layout, token_budget=4096, seed=7,
@@ -131,17 +131,45 @@ def test_tag_ids_decode_back_to_the_gold_spans(wsj, vocabs, epochs):
     assert checked == 2 * 5267
 
 
-def test_shuffling_is_deterministic_with_a_seed(wsj, vocabs, epochs):
-    def order(batches):
-        return [b["sentence_index"].tolist() for b in batches]
+def _order(batches):
+    return [b["sentence_index"].tolist() for b in batches]
 
+
+def test_shuffling_depends_on_the_seed_alone(wsj, vocabs, epochs):
     _, passes = epochs[SENTENCE_LAYOUT]
+    assert _order(passes[1]) == _order(passes[0])  # a second iterator of the dataset: the same batches
     again, _ = make_dataset(wsj, vocabs, token_budget=4096, seed=7)
-    assert order(_numpy(again)) == order(passes[0])
-    assert order(passes[1]) != order(passes[0])  # each pass reshuffles…
-    assert order(_numpy(again)) == order(passes[1])  # …the same way every run
+    assert _order(_numpy(again)) == _order(passes[0])  # …and of a new one: the same on every run
     other, _ = make_dataset(wsj, vocabs, token_budget=4096, seed=8)
-    assert order(_numpy(other)) != order(passes[0])
+    assert _order(_numpy(other)) != _order(passes[0])
+
+
+def test_each_pass_is_a_new_permutation_drawn_from_the_seed():
+    def passes(seed):
+        indices = [int(i) for i in example_order(100, seed=seed, repeat=True).take(300)]
+        return [indices[k:k + 100] for k in (0, 100, 200)]
+
+    first = passes(7)
+    assert all(sorted(p) == list(range(100)) for p in first)
+    assert first[0] != first[1] != first[2] != first[0]
+    assert passes(7) == first and passes(8) != first
+    assert [int(i) for i in example_order(5, shuffle=False, repeat=True).take(10)] == [0, 1, 2, 3, 4] * 2
+
+
+def test_start_resumes_the_repeated_batch_sequence(wsj, vocabs):
+    """``start=n`` gives the batches that follow the first n, whole (what a resumed training run reads)."""
+    repeated, report = make_dataset(wsj, vocabs, layout=PREDICATE_LAYOUT, token_budget=4096, seed=7, repeat=True)
+    batches = _numpy(repeated.take(120))
+    assert sum(len(b["length"]) for b in batches) > report.examples  # more than a pass: buckets fill across passes
+    for start in (1, 57, 110):
+        resumed, _ = make_dataset(wsj, vocabs, layout=PREDICATE_LAYOUT, token_budget=4096, seed=7, repeat=True,
+                                  start=start)
+        tail = _numpy(resumed.take(120 - start))
+        assert len(tail) == 120 - start
+        for expected, got in zip(batches[start:], tail):
+            assert expected.keys() == got.keys()
+            for name in expected:
+                np.testing.assert_array_equal(expected[name], got[name])
 
 
 def test_length_buckets_cover_every_length():
