@@ -79,13 +79,13 @@ def _read_results(results_dir: pathlib.Path, key: str) -> dict:
 def _training(run_dir: pathlib.Path) -> dict:
     """What the run's own files say about its training: config, steps, best step, wall time."""
     from lisa_tf.config import ExperimentConfig
-    from lisa_tf.runs import load_run_config
+    from lisa_tf.runs import load_run_config, read_done
     from lisa_tf.training.curves import read_metrics
 
     config = load_run_config(run_dir).to_dict()
     defaults = ExperimentConfig().to_dict()
     records = read_metrics(run_dir / "metrics.jsonl")
-    done = json.loads((run_dir / "done.json").read_text()) if (run_dir / "done.json").exists() else {}
+    done = read_done(run_dir) or {}
     best = max(records, key=lambda r: r["dev_f1"]) if records else {}
     return {
         "config": config,

@@ -157,8 +157,9 @@ def load_model_file(path: str | os.PathLike, dtype_policy: str = "float32"):
     """A ``.keras`` model file, built under ``dtype_policy`` (the global policy is restored after).
 
     Raises:
-        RunError: the file is missing, or is not a ``.keras`` archive (empty, cut short or
-            damaged; Keras would report "File not found" for it).
+        RunError: the file is missing, is not a ``.keras`` archive (empty, cut short or damaged;
+            Keras would report "File not found" for it), lacks or has a damaged part inside, or holds
+            Python code that Keras' safe mode refuses to run (a ``Lambda`` layer).
     """
     path = pathlib.Path(path)
     if not path.is_file():
@@ -170,8 +171,15 @@ def load_model_file(path: str | os.PathLike, dtype_policy: str = "float32"):
     keras.config.set_dtype_policy(dtype_policy)
     try:
         return keras.saving.load_model(path, compile=False)
-    except (zipfile.BadZipFile, EOFError) as error:
-        raise RunError(f"{path}: not a readable .keras model file ({error}); replace it with a complete copy") from None
+    except (zipfile.BadZipFile, EOFError, KeyError, OSError, json.JSONDecodeError) as error:
+        # a damaged archive, or one whose config.json or weights inside are missing or cut short
+        reason = str(error).strip("'\"").splitlines()[0] if str(error) else type(error).__name__
+        raise RunError(f"{path}: not a readable .keras model file ({reason}); replace it with a complete copy") from None
+    except ValueError as error:
+        if "safe_mode" not in str(error):
+            raise
+        raise RunError(f"{path}: refused: the file holds Python code (a Lambda layer), which Keras' safe mode does not "
+                       "run; lisa_tf models hold none, so it was not written by lisa_tf or has been altered") from None
     finally:
         keras.config.set_dtype_policy(previous)
 
@@ -183,5 +191,9 @@ def load_run(run_dir: str | os.PathLike, weights: str = "best", dtype_policy: st
     weights = None if weights == "model" else weights_file(run_dir, weights)  # checked before the slow load
     model = load_model_file(path, dtype_policy)
     if weights is not None:
-        load_weights(model, weights)
+        try:
+            load_weights(model, weights)
+        except OSError as error:  # h5py: empty, cut short or not HDF5
+            raise RunError(f"{weights}: not a readable weights file ({str(error).splitlines()[0]}); replace it with a "
+                           "complete copy, or give another with --weights") from None
     return model

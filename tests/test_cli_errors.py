@@ -216,3 +216,35 @@ def test_evaluate_reports_gold_labels_the_run_never_saw(capsys, deepatt_run):
     assert captured.err.splitlines() == [
         "warning: 3 gold argument(s) have role labels the run never saw in training, so it cannot predict them "
         "(each counts as a miss): ARGM-DIR (1), ARGM-PRD (1), C-ARG1 (1)"]
+
+
+def test_a_keras_file_with_python_code_is_refused_in_one_line(capsys, tmp_path):
+    import keras
+
+    path = tmp_path / "lambda.keras"
+    keras.Sequential([keras.Input((3,)), keras.layers.Lambda(lambda x: x * 2)]).save(path)
+    line = one_error(capsys, ["predict", path, "The cat sat."])
+    assert line.startswith(f"error: {path}: refused: the file holds Python code (a Lambda layer), which Keras' "
+                           "safe mode does not run")
+
+
+def test_a_keras_file_missing_a_part_or_a_damaged_weights_file_is_one_line(capsys, tmp_path, deepatt_run):
+    import shutil
+    import zipfile
+
+    from tests.models.conftest import EWT
+
+    run = tmp_path / "run"
+    shutil.copytree(deepatt_run, run)
+    with zipfile.ZipFile(deepatt_run / "model.keras") as whole, zipfile.ZipFile(run / "model.keras", "w") as cut:
+        for name in whole.namelist():
+            if name != "config.json":
+                cut.writestr(name, whole.read(name))
+    line = one_error(capsys, ["predict", run, "The cat sat."])
+    assert line == (f"error: {run / 'model.keras'}: not a readable .keras model file (There is no item named "
+                    "'config.json' in the archive); replace it with a complete copy")
+    shutil.copy(deepatt_run / "model.keras", run / "model.keras")
+    best = run / "best" / "model.weights.h5"
+    best.write_bytes(best.read_bytes()[:100])
+    line = one_error(capsys, ["evaluate", "--run", run, "--data", EWT / "train.gold_conll.gz", "--limit", "2"])
+    assert line.startswith(f"error: {best}: not a readable weights file (")
