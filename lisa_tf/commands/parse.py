@@ -20,7 +20,7 @@ def add_arguments(parser):
     parser.add_argument("model", nargs="?", default=None,
                         help="run directory of a parser (model.kind = parser), its .keras file, a version directory "
                              "of its SavedModel export (e.g. exports/parser/1) or a package (default: the shipped "
-                             "parser, models/parser)")
+                             "parser, models/parser); an export runs its graph when loaded: give only models you trust")
     parser.add_argument("--input", required=True,
                         help="text file (one paragraph per line, or with --tokenized one sentence per line), "
                              "a CoNLL file (its words are parsed), or - for standard input")

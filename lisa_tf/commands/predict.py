@@ -19,7 +19,8 @@ def add_arguments(parser):
                              "directory, .keras file or SavedModel export, it is the model (else the shipped model, "
                              "models/srl)")
     parser.add_argument("--model", help="run directory, .keras file or SavedModel export (default: the shipped "
-                                        "model, models/srl)")
+                                        "model, models/srl); an export runs its graph when loaded: give only "
+                                        "models you trust")
     parser.add_argument("--input", help="file to label, one paragraph (or with --tokenized one sentence) per line; - = stdin")
     parser.add_argument("--tokenized", action="store_true", help="input lines are sentences of space-separated tokens")
     parser.add_argument("--parse", help="CoNLL-U file: its words are the sentences and its heads are injected (LISA)")

@@ -8,6 +8,10 @@ flags are named as ``tensorflow_model_server``'s, so the same command line works
     curl http://127.0.0.1:8501/v1/models/srl
     curl -d '{"instances": [["The", "cat", "sat", "."]]}' http://127.0.0.1:8501/v1/models/srl:predict
 
+A SavedModel is a program: loading one runs its graph, which can read and write files. Serve only
+model directories you trust, and keep others from writing into ``--model_base_path`` (every new
+version directory there is loaded).
+
 The highest numeric version directory under ``--model_base_path`` is served (``--num_versions``
 for more), and the directory is polled every ``--file_system_poll_wait_seconds`` for new versions,
 which replace the old once loaded; a version that fails to load is logged once and skipped. Requests
@@ -43,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model_name", default="srl", help="the NAME in /v1/models/NAME (default srl)")
     parser.add_argument("--model_base_path", default=None,
                         help="directory holding numeric version directories (1/, 2/, ...) of SavedModels "
-                             "(default: the shipped model, models/srl)")
+                             "(default: the shipped model, models/srl); a SavedModel is a program that runs when "
+                             "loaded: serve only directories you trust, and let no one else write to them")
     parser.add_argument("--port", type=int, default=None,
                         help="TCP port of the gRPC API (TensorFlow Serving's PredictionService and ModelService; "
                              "off unless given, 0 picks a free port and prints it)")
