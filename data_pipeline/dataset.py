@@ -68,7 +68,7 @@ import collections
 import dataclasses
 import itertools
 import math
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -422,6 +422,48 @@ def _gather_batch(columns: dict) -> Callable[[dict], dict]:
         return out
 
     return gather
+
+
+def inference_batches(
+    sentences: Sequence[Sentence],
+    vocabs: Vocabularies,
+    layout: str = SENTENCE_LAYOUT,
+    token_budget: int = 4096,
+    unknown_labels: str = "map",
+) -> Iterator[dict]:
+    """Padded batches of ``sentences`` for labelling, the same features as :func:`make_dataset`'s.
+
+    Training needs shuffled, evenly sized batches; labelling needs few, full ones. The examples are
+    sorted by length and packed greedily: a batch takes the next examples while ``batch × longest``
+    stays within ``token_budget`` (an example longer than the budget is a batch alone), so each
+    batch is as full as the budget allows and its rows differ little in length. Built eagerly, with
+    no ``tf.data`` pipeline (whose map functions are traced again for every new dataset: most of the
+    time of labelling one sentence). ``sentence_index`` maps rows back to ``sentences``.
+
+    Args:
+        sentences, vocabs, layout, unknown_labels: as for :func:`make_dataset`.
+        token_budget: most padded tokens in a batch.
+
+    Yields:
+        Dicts of tensors, shortest sentences first.
+    """
+    if token_budget < 1:
+        raise ValueError(f"token_budget must be >= 1, found {token_budget}")
+    examples, _ = encode(sentences, vocabs, layout, unknown_labels)
+    if not examples:
+        return
+    gather = _gather_batch(_ragged_columns(examples, layout))
+    lengths = np.array([e["length"] for e in examples], dtype=np.int32)
+    order = np.argsort(lengths, kind="stable").astype(np.int32)
+    start = 0
+    while start < len(order):
+        end = start + 1
+        # ascending lengths: the example at ``end`` is the longest the batch would hold
+        while end < len(order) and (end - start + 1) * int(lengths[order[end]]) <= token_budget:
+            end += 1
+        index = order[start:end]
+        yield gather({"index": tf.constant(index), "length": tf.constant(lengths[index])})
+        start = end
 
 
 def make_dataset(

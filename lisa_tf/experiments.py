@@ -26,7 +26,7 @@ import json
 import pathlib
 import time
 import urllib.request
-from typing import Optional
+from typing import Optional, Sequence
 
 from data_pipeline.errors import UserError
 from lisa_tf.evaluation.report import CONTEXTUAL_SUFFIX
@@ -151,10 +151,13 @@ def _rest_smoke(export_base: pathlib.Path, model_name: str, layout: str) -> dict
 
 def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir: Optional[str] = None,
                     quick: bool = False, out: Optional[str] = None, all_models: bool = False,
-                    models: Optional[list] = None, contextual: bool = False) -> dict:
+                    models: Optional[list] = None, contextual: bool = False,
+                    extra: Sequence[str] = ()) -> dict:
     """Run the study; returns the results dict also written to ``OUT/results.json``.
 
-    ``contextual`` adds, after each model, its twin with MiniLM word vectors (run key ``KEY_minilm``)."""
+    ``contextual`` adds, after each model, its twin with MiniLM word vectors (run key ``KEY_minilm``).
+    ``extra`` (``section.key=value``) apply to every model trained, the parsers included, after
+    the configs and ``quick``'s settings (``--set``: e.g. fewer steps for a smoke test)."""
     from export.saved_model import export_run
     from lisa_tf.config import load_config
     from lisa_tf.evaluation.plots import f1_by_length, plot_curves_grid, plot_f1_by_length
@@ -180,11 +183,11 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
     length_series = {}
     twin_parses: dict = {}  # the MiniLM parser's parse of each split, for LISA + MiniLM
     if parse_dir is None and any(m.removesuffix(CONTEXTUAL_SUFFIX) == "lisa" for m in models):
-        results["parser"], dataset.external_parses = _dm_parses(dataset, splits, out, quick)
+        results["parser"], dataset.external_parses = _dm_parses(dataset, splits, out, quick, extra=extra)
         dataset.parse_source = results["parse_source"] = "D&M"
         if "lisa" + CONTEXTUAL_SUFFIX in models:
             twin = "parser" + CONTEXTUAL_SUFFIX
-            results[twin], twin_parses = _dm_parses(dataset, splits, out, quick, twin)
+            results[twin], twin_parses = _dm_parses(dataset, splits, out, quick, twin, extra=extra)
     for key in models:
         base = key.removesuffix(CONTEXTUAL_SUFFIX)
         config_path = ROOT / "configs" / dataset_name / f"{base}.toml"
@@ -192,9 +195,9 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
         if quick:
             overrides += [f"{k}={v}" for k, v in QUICK.items()]
         twin = [f"{k}={v}" for k, v in CONTEXTUAL.items()] if key != base else []
-        config = load_config(config_path, overrides + twin)
+        config = load_config(config_path, overrides + twin + list(extra))
         run_dir = out / "runs" / key
-        source = " + ".join([str(config_path.relative_to(ROOT)), *twin])
+        source = " + ".join([str(config_path.relative_to(ROOT)), *twin, *extra])
         print(f"== {model_name(key)}: training ({source}) -> {run_dir}", flush=True)
         summary = train(config, run_dir)
         entry = {"name": model_name(key), "run": str(run_dir), "train": summary, "eval": {}}
@@ -277,7 +280,8 @@ def _syntax_heatmap(run_dir: pathlib.Path, dataset: Dataset, png: pathlib.Path) 
                            title="LISA syntax head (predicted parse) vs gold heads (red)")
 
 
-def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, key: str = "parser") -> tuple:
+def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, key: str = "parser",
+               extra: Sequence[str] = ()) -> tuple:
     """Train the Dozat & Manning parser (run ``OUT/runs/KEY``; ``parser_minilm``: with MiniLM vectors)
     and parse every split's words into ``OUT/parses/SPLIT.conllu`` (``SPLIT_minilm.conllu``), the
     paper's "+D&M" parses. Returns the parser's entry (its training summary and, per split, UAS/LAS/POS
@@ -298,9 +302,9 @@ def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, k
     if quick:
         overrides += [f"{k}={v}" for k, v in {**QUICK, **PARSER_QUICK}.items()]
     twin = [f"{k}={v}" for k, v in CONTEXTUAL.items()] if key != "parser" else []
-    config = load_config(config_path, overrides + twin)
+    config = load_config(config_path, overrides + twin + list(extra))
     run_dir = out / "runs" / key
-    source = " + ".join([str(config_path.relative_to(ROOT)), *twin])
+    source = " + ".join([str(config_path.relative_to(ROOT)), *twin, *extra])
     print(f"== {model_name(key)}: training ({source}) -> {run_dir}", flush=True)
     entry = {"name": model_name(key), "run": str(run_dir), "train": train(config, run_dir), "eval": {}}
     limit = config.data.max_eval_sentences if quick else 0

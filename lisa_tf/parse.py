@@ -12,30 +12,30 @@ the result in CoNLL-U, which is what LISA takes with ``--parse`` (only the HEAD 
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
-from data_pipeline.dataset import make_dataset
+from data_pipeline.dataset import inference_batches
 from data_pipeline.sentence import Sentence
 
+from lisa_tf.compiled import compiled
 from lisa_tf.decoding.mst import decode_tree, self_loop_scores
 from lisa_tf.evaluation.parse_eval import attachment_scores, pos_accuracy
 
 
-#: The features the parser reads (the rest of a batch stays out of the traced function's signature).
+#: What the parser reads of a batch (the rest stays out of the traced function's signature), and the
+#: features its preprocessor makes of it.
+_BATCH = ("tokens", "length", "sentence_index")
 _FEATURES = ("tokens", "word_ids", "token_mask", "length")
-_SCORERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _scorer(model):
-    """``model.predict_scores`` as one ``tf.function`` per model (eager Keras runs the LSTM step by
-    step in Python); ``reduce_retracing`` makes batch and sentence lengths dynamic after a few shapes."""
-    if model not in _SCORERS:
-        _SCORERS[model] = tf.function(model.predict_scores, reduce_retracing=True)
-    return _SCORERS[model]
+def _parser_scores(models: Sequence, batch: dict) -> dict:
+    """The parser's scores of a batch as read (featurised by its preprocessor first), compiled once
+    per model (:mod:`lisa_tf.compiled`: eager Keras runs the LSTM step by step in Python)."""
+    features = models[0].preprocessor(batch)
+    return models[0].predict_scores({name: features[name] for name in _FEATURES})
 
 
 def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 4096, tree: bool = True) -> list[Sentence]:
@@ -52,12 +52,10 @@ def parse_sentences(model, sentences: Sequence[Sentence], token_budget: int = 40
     if not sentences:
         return []
     vocabs = model.vocabularies()
-    dataset, _ = make_dataset(sentences, vocabs, layout="sentence", token_budget=token_budget, shuffle=False,
-                              unknown_labels="map", preprocess=model.preprocessor)
     parsed: list[Optional[Sentence]] = [None] * len(sentences)
-    scorer = _scorer(model)
-    for batch in dataset:
-        scores = scorer({name: batch[name] for name in _FEATURES})
+    scorer = compiled(_parser_scores, [model])
+    for batch in inference_batches(sentences, vocabs, "sentence", token_budget):
+        scores = scorer({name: batch[name] for name in _BATCH})
         arcs = scores["arc_log_probs"].numpy()
         label_ids = scores["label_ids"].numpy() if "label_ids" in scores else None
         tags = {name: np.argmax(scores[f"{name}_probs"].numpy(), axis=-1)

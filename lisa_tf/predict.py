@@ -24,12 +24,13 @@ from typing import Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
-from data_pipeline.dataset import make_dataset
+from data_pipeline.dataset import inference_batches
 from data_pipeline.errors import UserError
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.vocab import Vocabularies
 
+from lisa_tf.compiled import compiled
 from lisa_tf.decoding.head_indices import to_conllu
 
 
@@ -91,6 +92,13 @@ def decode_batch(models: Sequence, batch: dict, **options) -> dict:
     return decoded
 
 
+def _label_batch(models: Sequence, batch: dict, **options) -> tuple:
+    """``(features, tag ids)``: a batch as read, featurised by the first model's preprocessor, and
+    decoded (:func:`decode_batch`); the compiled step of :func:`label_sentences` (one graph for both)."""
+    features = models[0].preprocessor(batch)
+    return features, decode_batch(models, features, **options)
+
+
 def predict_sentences(
     model,
     sentences: Sequence[Sentence],
@@ -126,29 +134,23 @@ def label_sentences(
         sentences = with_identified_predicates(models, sentences, vocabs, token_budget)
     if model.layout == "predicate" and not any(s.predicates for s in sentences):
         return list(sentences), [{} for _ in sentences]  # no predicate anywhere: nothing to label
-    dataset, _ = make_dataset(
-        sentences,
-        vocabs,
-        layout=model.layout,
-        token_budget=token_budget,
-        shuffle=False,
-        unknown_labels="map",
-        preprocess=model.preprocessor,
-    )
     arguments: dict[tuple[int, int], tuple[Span, ...]] = {}
     whole: dict[int, dict] = {}
     tag_probs: list[dict[int, np.ndarray]] = [{} for _ in sentences]
-    for batch in dataset:
-        decoded = decode_batch(models, batch, **options)
+    label = compiled(_label_batch, models, **options)
+    for batch in inference_batches(sentences, vocabs, model.layout, token_budget):
+        batch, decoded = label(batch)
         if "heads" in decoded:
             decoded["heads"] = to_conllu(decoded["heads"], batch["token_mask"])
         out = {k: np.asarray(v) for k, v in decoded.items()}
         index = batch["sentence_index"].numpy()
         lengths = batch["length"].numpy()
+        if model.layout == "predicate":
+            predicate_index, predicate_position = batch["predicate_index"].numpy(), batch["predicate_position"].numpy()
         for b, (s, n) in enumerate(zip(index, lengths)):
             if model.layout == "predicate":
-                k = int(batch["predicate_index"][b])
-                position = int(batch["predicate_position"][b])
+                k = int(predicate_index[b])
+                position = int(predicate_position[b])
                 arguments[(int(s), k)] = tags_to_arguments(out["srl_tags"][b, :n], vocabs, position)
                 tag_probs[int(s)][position] = out["srl_tag_probs"][b, :n]
             else:
@@ -174,19 +176,24 @@ def identify_predicates(model, sentences: Sequence[Sentence], vocabs: Optional[V
     predicate probabilities and keeps tokens above 0.5."""
     models = list(model) if isinstance(model, (list, tuple)) else [model]
     vocabs = vocabs if vocabs is not None else models[0].vocabularies()
-    dataset, _ = make_dataset(sentences, vocabs, layout="sentence", token_budget=token_budget, shuffle=False,
-                              unknown_labels="map", preprocess=models[0].preprocessor)
     found: list[list[int]] = [[] for _ in sentences]
-    for batch in dataset:
-        if len(models) == 1:
-            flags = models[0].identify_predicates(batch)["predicate_flags"]
-        else:
-            probs = sum(m.identify_predicates(batch)["predicate_probs"] for m in models) / len(models)
-            flags = tf.logical_and(probs > 0.5, batch["token_mask"])
+    identify = compiled(_predicate_flags, models)
+    for batch in inference_batches(sentences, vocabs, "sentence", token_budget):
+        flags, batch = identify(batch)
         flags = flags.numpy()
         for b, (s, n) in enumerate(zip(batch["sentence_index"].numpy(), batch["length"].numpy())):
             found[int(s)] = [int(i) for i in np.flatnonzero(flags[b, :n])]
     return found
+
+
+def _predicate_flags(models: Sequence, batch: dict) -> tuple:
+    """``(flags, features)``: the predicates the identifier of one model, or the averaged
+    probabilities of an ensemble, find in a batch the first model's preprocessor has featurised."""
+    batch = models[0].preprocessor(batch)
+    if len(models) == 1:
+        return models[0].identify_predicates(batch)["predicate_flags"], batch
+    probs = sum(m.identify_predicates(batch)["predicate_probs"] for m in models) / len(models)
+    return tf.logical_and(probs > 0.5, batch["token_mask"]), batch
 
 
 def with_identified_predicates(model, sentences: Sequence[Sentence], vocabs: Optional[Vocabularies] = None,

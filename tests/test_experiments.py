@@ -12,6 +12,11 @@ import sys
 from tests.conftest import ROOT, shared_path
 
 
+#: Fewer steps and sentences than --quick's (``--set``): the tests check the pipeline, not the models.
+SMOKE = ["--set", "train.max_steps=60", "train.eval_every=30", "data.max_train_sentences=100",
+         "data.max_eval_sentences=20"]
+
+
 def _run(args, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2")
     return subprocess.run([sys.executable, "-W", "ignore", "-m", "lisa_tf", "experiments", *args],
@@ -48,7 +53,7 @@ def test_open_quick_contextual_end_to_end_and_resume(tmp_path):
     """LISA and its twin with MiniLM word vectors (``--contextual``), with the D&M parser; a predicate
     model runs in the conll05 test below (SA is LISA with syntax off: tests/models/test_lisa.py)."""
     out = tmp_path / "open"
-    args = ["open", "--quick", "--out", str(out), "--models", "lisa", "--contextual"]
+    args = ["open", "--quick", "--out", str(out), "--models", "lisa", "--contextual", *SMOKE]
     first = _run(args, tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     results = _check_results(out, ["dev", "test"], ("lisa", "lisa_minilm"))
@@ -84,7 +89,8 @@ def test_conll05_quick_on_a_miniature_release_tree(tmp_path):
     # One sentence model (with the parser of the "+D&M" rows) and one predicate model: the data layout
     # is what this test is about; open --quick above runs a "+ MiniLM" twin.
     models = ("lisa", "deepatt_ffn")
-    result = _run(["conll05", "--data-dir", str(tree), "--quick", "--out", str(out), "--models", *models], tmp_path)
+    result = _run(["conll05", "--data-dir", str(tree), "--quick", "--out", str(out), "--models", *models, *SMOKE],
+                  tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     _check_results(out, ["dev", "wsj", "brown"], models)
 

@@ -14,6 +14,9 @@ def add_arguments(parser):
                         help="also train each model with MiniLM word vectors (requirements-contextual.txt): "
                              "the \"+ MiniLM\" rows, the papers' +ELMo condition")
     parser.add_argument("--out", help="output directory (default results/DATASET[-quick])")
+    parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="config overrides for every model trained, parsers included (after the configs and "
+                             "--quick), e.g. --set train.max_steps=60 data.max_eval_sentences=20")
 
 
 def run(args) -> int:
@@ -21,5 +24,5 @@ def run(args) -> int:
     from lisa_tf.experiments import run_experiments
 
     run_experiments(args.dataset, args.data_dir, args.parse_dir, args.quick, args.out, args.all, args.models,
-                    args.contextual)
+                    args.contextual, args.set)
     return 0

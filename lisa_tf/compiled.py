@@ -1,0 +1,63 @@
+"""Inference as compiled TensorFlow functions: one per model, task and options, shape-relaxed.
+
+Keras models called eagerly run every op from Python: labelling EWT test with ``decode_batch`` ran at
+~400 tokens/s eagerly and ~1,900 tokens/s as a ``tf.function`` on the same batches (2 CPU cores). A
+``tf.function`` is traced once per input signature, so one made per call, or per batch shape, would
+spend its time tracing instead: :func:`compiled` makes each function once and keeps it as long as the
+model it belongs to lives, and ``reduce_retracing=True`` relaxes batch and sentence lengths to
+``None`` after the first shapes, so batches of new lengths run the traced graph.
+
+The function holds its models through weak references: the cache never keeps a model alive (it is a
+:class:`weakref.WeakKeyDictionary` on the first model).
+
+Example:
+
+>>> from lisa_tf.predict import decode_batch
+>>> # decode = compiled(decode_batch, [model], inject_parse=False); decode(batch)["srl_tags"]
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Callable, Sequence
+
+import tensorflow as tf
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _key(function: Callable, models: list, options: dict) -> tuple:
+    return function, tuple(id(m) for m in models[1:]), tuple(sorted(options.items()))
+
+
+def compiled(function: Callable, models: Sequence, **options) -> Callable[[dict], dict]:
+    """``function(models, batch, **options)`` as a ``tf.function`` of ``batch`` (a dict of tensors).
+
+    Args:
+        function: takes ``(models, batch, **options)`` and returns a dict of tensors; its Python
+            control flow may depend on ``options`` (fixed per compiled function), not on tensor values.
+        models: the model(s) it runs (an ensemble is several); the first one owns the cache entry.
+        **options: hashable keyword arguments, part of the cache key.
+
+    Returns:
+        The compiled function; the same object for the same function, models and options.
+    """
+    models = list(models)
+    key = _key(function, models, options)
+    per_model = _CACHE.setdefault(models[0], {})
+    if key not in per_model:
+        references = [weakref.ref(m) for m in models]
+
+        def run(batch):
+            return function([reference() for reference in references], batch, **options)
+
+        per_model[key] = tf.function(run, reduce_retracing=True)
+    return per_model[key]
+
+
+def trace_count(model) -> int:
+    """How many graphs the compiled functions of ``model`` (the first model of theirs) have traced."""
+    return sum(function.experimental_get_tracing_count() for function in _CACHE.get(model, {}).values())
+
+
+__all__ = ["compiled", "trace_count"]
