@@ -416,6 +416,9 @@ def main(argv=None) -> int:
                         help="use these matmul rates (measured earlier in the same run) instead of measuring")
     parser.add_argument("--no-dropout", action="store_true",
                         help="dropout off in both paper-size models (like-for-like: keras-hub's block has no ReLU dropout)")
+    parser.add_argument("--paper-size", nargs=2, type=int, metavar=("LAYERS", "WIDTH"),
+                        help="build both paper-shaped models with these layers and hidden size (filter 4 x WIDTH) "
+                             "instead of the paper's 10 and 200: a quick check of the benchmark, not its figures")
     parser.add_argument("--paired-rounds", type=int, default=4,
                         help="rounds of alternating DeepAtt / keras-hub passes (when both are in --models; 0 = none)")
     parser.add_argument("--paired-only", action="store_true", help="only the paired DeepAtt / keras-hub comparison")
@@ -424,9 +427,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     global FEATURE_CACHE
     FEATURE_CACHE = pathlib.Path(args.out).parent / ".contextual-cache"
+    global PAPER
     if args.no_dropout:
-        global PAPER
         PAPER = dataclasses.replace(PAPER, residual_dropout=0.0, attention_dropout=0.0, relu_dropout=0.0)
+    if args.paper_size:
+        layers, width = args.paper_size
+        PAPER = dataclasses.replace(PAPER, num_layers=layers, hidden_size=width, filter_size=4 * width)
     matmul = dict(zip(("float32", "bfloat16"), args.matmul_gflops)) if args.matmul_gflops else None
     report = {} if args.paired_only else run(args.models, args.policy, args.sentences, args.batch_tokens, args.batches,
                                                args.matmul_size, matmul, args.repeats)

@@ -16,7 +16,7 @@ def test_throughput_benchmark_compares_equal_sized_models(tmp_path):
     done = subprocess.run(
         [sys.executable, "-W", "ignore", "benchmarks/throughput.py", "--models", "deepatt_paper", "keras_hub_paper",
          "--policy", "float32", "--sentences", "30", "--batches", "2", "--batch-tokens", "512",
-         "--matmul-size", "128", "--paired-rounds", "1", "--repeats", "1", "--out", str(out)],
+         "--matmul-size", "128", "--paired-rounds", "1", "--repeats", "1", "--paper-size", "2", "64", "--out", str(out)],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -127,6 +127,7 @@ def main(argv=None) -> int:
 
     rng = random.Random(args.seed)
     run = pathlib.Path(args.out or tempfile.mkdtemp(prefix="kill_resume_")) / "run"
+    run.parent.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, str(SCRIPT), str(run), f"train.max_steps={args.max_steps}",
                f"train.eval_every={args.eval_every}", f"train.keep_weights={args.max_steps}"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
