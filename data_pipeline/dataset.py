@@ -454,16 +454,26 @@ def inference_batches(
         return
     gather = _gather_batch(_ragged_columns(examples, layout))
     lengths = np.array([e["length"] for e in examples], dtype=np.int32)
+    for index in pack_by_length(lengths, token_budget):
+        yield gather({"index": tf.constant(index), "length": tf.constant(lengths[index])})
+
+
+def pack_by_length(lengths: Sequence[int], token_budget: int) -> list[np.ndarray]:
+    """Indices of ``lengths`` in batches for labelling: sorted by length (shortest first) and packed
+    greedily, each batch taking the next items while ``batch × longest <= token_budget`` (an item
+    longer than the budget is a batch alone). Every index appears once.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
     order = np.argsort(lengths, kind="stable").astype(np.int32)
-    start = 0
+    batches, start = [], 0
     while start < len(order):
         end = start + 1
-        # ascending lengths: the example at ``end`` is the longest the batch would hold
+        # ascending lengths: the item at ``end`` is the longest the batch would hold
         while end < len(order) and (end - start + 1) * int(lengths[order[end]]) <= token_budget:
             end += 1
-        index = order[start:end]
-        yield gather({"index": tf.constant(index), "length": tf.constant(lengths[index])})
+        batches.append(order[start:end])
         start = end
+    return batches
 
 
 def make_dataset(

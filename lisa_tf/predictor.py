@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import Optional, Sequence, Union
+from typing import Iterator, Optional, Sequence, Union
 
 import numpy as np
 
+from data_pipeline.dataset import pack_by_length
 from data_pipeline.errors import UserError
 from data_pipeline.input_limits import (InputTooLong, check_paragraph, max_tokens_per_sentence,
                                         model_max_tokens_per_sentence, sentence_too_long)
@@ -287,12 +288,17 @@ class Predictor:
 
 
 class ExportPredictor(Predictor):
-    """A :class:`Predictor` over a SavedModel export's signatures (no Keras model needed)."""
+    """A :class:`Predictor` over a SavedModel export's signatures (no Keras model needed).
 
-    def __init__(self, path: str | os.PathLike, max_sentence_tokens: Optional[int] = None):
+    Sentences go to the signatures in batches packed by length within ``token_budget`` padded tokens
+    (:func:`~data_pipeline.dataset.pack_by_length`), padded with ``""`` (the exports' padding) and,
+    for a given parse, heads of ``-1``; each row's outputs are cut back to its sentence.
+    """
+
+    def __init__(self, path: str | os.PathLike, max_sentence_tokens: Optional[int] = None, token_budget: int = 4096):
         import tensorflow as tf
 
-        self.token_budget = None  # one sentence per call
+        self.token_budget = _positive(token_budget, "token_budget")
         self.max_sentence_tokens = _positive(max_sentence_tokens or model_max_tokens_per_sentence(path),
                                              "max_sentence_tokens")
         self.path = str(path)
@@ -302,10 +308,31 @@ class ExportPredictor(Predictor):
         self.finds_predicates = not self.takes_predicates or "find_predicates" in self.loaded.signatures
         self.uses_syntax = "with_parse" in self.loaded.signatures
 
-    def predict(self, text=None, *, tokens=None, predicates=None, parse=None, paragraphs=None,
-                over_limit="raise") -> list[dict]:
+    def _run(self, rows: Sequence[Sequence[str]], **extra) -> Iterator[tuple[int, dict]]:
+        """``(row index, {output: that row's numpy value})`` for every row, run in packed batches;
+        ``extra``: per-row inputs besides the tokens (``predicate_index``, ``parse_heads``)."""
         import tensorflow as tf
 
+        if "parse_heads" in extra:
+            function = self.loaded.signatures["with_parse"]
+        elif self.takes_predicates and "predicate_index" not in extra:
+            function = self.loaded.signatures["find_predicates"]
+        else:
+            function = self.signature
+        for index in pack_by_length([len(row) for row in rows], self.token_budget):
+            width = max(len(rows[i]) for i in index)
+            inputs = {"tokens": tf.constant([list(rows[i]) + [""] * (width - len(rows[i])) for i in index])}
+            if "parse_heads" in extra:
+                heads = [list(extra["parse_heads"][i]) + [-1] * (width - len(rows[i])) for i in index]
+                inputs["parse_heads"] = tf.constant(heads, tf.int32)
+            if "predicate_index" in extra:
+                inputs["predicate_index"] = tf.constant([extra["predicate_index"][i] for i in index], tf.int32)
+            out = {k: v.numpy() for k, v in function(**inputs).items()}
+            for b, i in enumerate(index):
+                yield int(i), {k: v[b] for k, v in out.items()}
+
+    def predict(self, text=None, *, tokens=None, predicates=None, parse=None, paragraphs=None,
+                over_limit="raise") -> list[dict]:
         inputs = self._inputs(text, tokens, paragraphs, over_limit)
         lengths = [len(toks) for _, toks, _ in inputs]
         if predicates is not None:
@@ -317,38 +344,36 @@ class ExportPredictor(Predictor):
             if not self.uses_syntax:
                 raise PredictionInputError("parse: this export has no with_parse signature (LISA exports have)")
             parse = _check_parse(parse, len(inputs), lengths)
-        results = []
-        for s, (text_, toks, skipped) in enumerate(inputs):
-            if not toks or skipped:
-                results.append(unlabelled(text_, toks, skipped))
-                continue
-            words = tf.constant([[t.text for t in toks]])
-            if self.takes_predicates and predicates is not None:
-                rows = []
-                for position in predicates[s]:
-                    out = self.signature(tokens=words, predicate_index=tf.constant([position], tf.int32))
-                    tags = [t.decode() for t in out["srl_tags"].numpy()[0]]
-                    rows.append((position, [a for a in bio_to_spans(tags) if a.label not in ("V", "C-V")],
-                                 out["srl_scores"].numpy()[0]))
-                results.append(frame(text_, toks, rows))
-                continue
-            if parse is not None:
-                out = self.loaded.signatures["with_parse"](tokens=words, parse_heads=tf.constant([parse[s]], tf.int32))
-            elif self.takes_predicates:
-                out = self.loaded.signatures["find_predicates"](tokens=words)
-            else:
-                out = self.signature(tokens=words)
-            out = {k: v.numpy()[0] for k, v in out.items()}
+        results = [unlabelled(*item) for item in inputs]
+        labelled = [s for s, (_, toks, skipped) in enumerate(inputs) if toks and not skipped]
+        words = {s: [t.text for t in inputs[s][1]] for s in labelled}
+        if self.takes_predicates and predicates is not None:
+            pairs = [(s, position) for s in labelled for position in predicates[s]]
+            rows_of: dict = {s: [] for s in labelled}
+            found = self._run([words[s] for s, _ in pairs], predicate_index=[position for _, position in pairs])
+            for k, out in sorted(found):
+                s, position = pairs[k]
+                n = lengths[s]
+                tags = [t.decode() for t in out["srl_tags"][:n]]
+                rows_of[s].append((position, [a for a in bio_to_spans(tags) if a.label not in ("V", "C-V")],
+                                   out["srl_scores"][:n]))
+            for s in labelled:
+                results[s] = frame(inputs[s][0], inputs[s][1], rows_of[s])
+            return results
+        extra = {"parse_heads": [parse[s] for s in labelled]} if parse is not None else {}
+        for k, out in self._run([words[s] for s in labelled], **extra):
+            s = labelled[k]
+            n = lengths[s]
             rows = []
             for p, position in enumerate(out["predicate_positions"]):
                 if position < 0 or (predicates is not None and int(position) not in predicates[s]):
                     continue
-                tags = [t.decode() for t in out["srl_tags"][p]]
+                tags = [t.decode() for t in out["srl_tags"][p][:n]]
                 rows.append((int(position), [a for a in bio_to_spans(tags) if a.label not in ("V", "C-V")],
-                             out["srl_scores"][p]))
-            pos = [t.decode() for t in out["pos"]] if "pos" in out else None
-            heads = list(out["heads"]) if "heads" in out else None
-            results.append(frame(text_, toks, rows, pos, heads))
+                             out["srl_scores"][p][:n]))
+            pos = [t.decode() for t in out["pos"][:n]] if "pos" in out else None
+            heads = list(out["heads"][:n]) if "heads" in out else None
+            results[s] = frame(inputs[s][0], inputs[s][1], rows, pos, heads)
         return results
 
 
@@ -403,7 +428,7 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         if isinstance(model, DependencyParser):
             raise ParserModelError(path)
         return Predictor(model, token_budget, limit)
-    predictor = ExportPredictor(_latest_version(path), limit)
+    predictor = ExportPredictor(_latest_version(path), limit, token_budget)
     if "srl_tags" not in predictor.signature.structured_outputs:
         raise ParserModelError(path)
     return predictor

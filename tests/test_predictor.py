@@ -105,6 +105,28 @@ def test_export_predictor_answers_like_the_model(lisa_export):
         assert scores == pytest.approx([x["score"] for p in b["predicates"] for x in p["arguments"]], abs=1e-3)
 
 
+def test_export_predictor_batches_answer_like_the_model_with_given_predicates_and_parses(lisa_export, deepatt_run,
+                                                                                        tmp_path):
+    """Sentences of different lengths run together in padded batches (a small budget makes several):
+    each row's answer is cut back to its own sentence, for given predicates (DeepAtt) and a given
+    parse (LISA's with_parse) alike."""
+    from export.saved_model import export_run
+
+    run, export = lisa_export
+    real = _real(run)
+    sentences, heads = [s.words for s in real], [list(s.heads) for s in real]
+    from_model = lisa_tf.load(run).predict(tokens=sentences, parse=heads)
+    from_export = lisa_tf.load(export, token_budget=64).predict(tokens=sentences, parse=heads)
+    assert [_spans(r) for r in from_export] == [_spans(r) for r in from_model]
+    assert [[t["head"] for t in r["tokens"]] for r in from_export] == [[t["head"] for t in r["tokens"]] for r in from_model]
+    given = [[i for i in range(len(words)) if i % 3 == 0] for words in sentences]  # predicates given by index
+    deepatt_export = export_run(deepatt_run, tmp_path / "srl" / "1")
+    from_model = lisa_tf.load(deepatt_run).predict(tokens=sentences, predicates=given)
+    from_export = lisa_tf.load(deepatt_export, token_budget=64).predict(tokens=sentences, predicates=given)
+    assert [_spans(r) for r in from_export] == [_spans(r) for r in from_model]
+    assert [sorted(_spans(r)) for r in from_export] == given
+
+
 def test_predict_command(lisa_run, tmp_path):
     base = [sys.executable, "-W", "ignore", "-m", "lisa_tf", "predict", str(lisa_run)]
     done = subprocess.run(base + [TEXT, "--format", "jsonl"], cwd=ROOT, capture_output=True, text=True)
