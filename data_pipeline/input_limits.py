@@ -96,15 +96,12 @@ def model_max_tokens_per_sentence(model_path: str | os.PathLike | None) -> int:
     return max_tokens_per_sentence(longest_training_sentence(directory), training_token_budget(directory))
 
 
-def check_paragraph(text: str, where: str, limit: int = MAX_PARAGRAPH_CHARACTERS) -> None:
-    """Refuse a paragraph over ``limit`` characters before it is split and tokenised.
-
-    Raises:
-        InputTooLong: naming ``where`` (``text[3]``), the size and the limit.
-    """
-    if len(text) > limit:
-        raise InputTooLong(f"{where}: {len(text):,} characters, over the limit of {limit:,} characters per "
-                           "paragraph; split the text into paragraphs (a line each with --input)")
+def paragraph_too_long(characters: int, limit: int = MAX_PARAGRAPH_CHARACTERS) -> Optional[str]:
+    """Why a paragraph of ``characters`` is refused before it is split and tokenised, or ``None``."""
+    if characters <= limit:
+        return None
+    return (f"{characters:,} characters, over the limit of {limit:,} characters per paragraph; split the text into "
+            "paragraphs (a line each with --input)")
 
 
 def sentence_too_long(length: int, limit: int) -> Optional[str]:
@@ -115,6 +112,6 @@ def sentence_too_long(length: int, limit: int) -> Optional[str]:
             "limit (--max-sentence-tokens, or max_sentence_tokens= of lisa_tf.load)")
 
 
-__all__ = ["FALLBACK_MAX_TOKENS_PER_SENTENCE", "InputTooLong", "MAX_PARAGRAPH_CHARACTERS", "check_paragraph",
-           "longest_training_sentence", "max_tokens_per_sentence", "model_max_tokens_per_sentence",
+__all__ = ["FALLBACK_MAX_TOKENS_PER_SENTENCE", "InputTooLong", "MAX_PARAGRAPH_CHARACTERS",
+           "longest_training_sentence", "max_tokens_per_sentence", "model_max_tokens_per_sentence", "paragraph_too_long",
            "sentence_too_long", "sizes_directory", "training_token_budget"]

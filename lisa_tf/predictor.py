@@ -38,8 +38,8 @@ import numpy as np
 
 from data_pipeline.dataset import pack_by_length
 from data_pipeline.errors import UserError
-from data_pipeline.input_limits import (InputTooLong, check_paragraph, max_tokens_per_sentence,
-                                        model_max_tokens_per_sentence, sentence_too_long)
+from data_pipeline.input_limits import (InputTooLong, max_tokens_per_sentence, model_max_tokens_per_sentence,
+                                        paragraph_too_long, sentence_too_long)
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
@@ -198,32 +198,25 @@ class Predictor:
             paragraphs, name = [text], "text"
         else:
             name = "paragraphs" if paragraphs is not None else "text"
-        rows = []
+        rows = []  # (input index, where, text, tokens, why it is refused or None)
         if tokens is not None:
             for i, row in enumerate(tokens):
                 words = list(map(str, row))
-                rows.append((i, f"tokens[{i}]", " ".join(words), _tokens_of_words(words)))
+                rows.append((i, f"tokens[{i}]", " ".join(words), _tokens_of_words(words), None))
         else:
             for i, item in enumerate(paragraphs if paragraphs is not None else text):
                 item, where = str(item), name if isinstance(text, str) else f"{name}[{i}]"
-                try:
-                    check_paragraph(item, where)
-                except InputTooLong as error:
-                    if over_limit == "raise":
-                        raise
-                    rows.append((i, where, "", [], _skipped(str(error)[len(where) + 2:], i)))
+                reason = paragraph_too_long(len(item))  # before the tokeniser holds copies of it
+                if reason:
+                    rows.append((i, where, "", [], reason))
                     continue
                 pieces = split_and_tokenize(item) if paragraphs is not None else [tokenize(item)]
-                rows.extend((i, f"{where} sentence {k + 1}" if paragraphs is not None else where, item, toks)
+                rows.extend((i, f"{where} sentence {k + 1}" if paragraphs is not None else where, item, toks, None)
                             for k, toks in enumerate(pieces))
         inputs = []
-        for row in rows:
-            if len(row) == 5:
-                inputs.append(row[2:])
-                continue
-            index, where, text_, toks = row
-            reason = sentence_too_long(len(toks), self.max_sentence_tokens)
-            if reason is not None and over_limit == "raise":
+        for index, where, text_, toks, reason in rows:
+            reason = reason or sentence_too_long(len(toks), self.max_sentence_tokens)
+            if reason and over_limit == "raise":
                 raise InputTooLong(f"{where}: {reason}")
             inputs.append((text_, toks, _skipped(reason, index) if reason else None))
         return inputs
