@@ -50,7 +50,8 @@ punctuation (RE2 has no ``\\uXXXX``). Rewrites use ``\\1``…``\\9`` only, read 
 (RE2 has no ``\\g<1>``, Python reads ``\\0`` as NUL). Both engines take the leftmost match and, among
 alternatives, the first that matches. :func:`_check_portable` enforces the syntax when the module loads.
 
-Sentences (:func:`split_sentences`, Python only) are found on the tokens of a paragraph: a sentence
+Sentences (:func:`split_sentences`; in-graph, with the same rules and core ops only,
+:func:`split_sentences_tf`) are found on the tokens of a paragraph: a sentence
 ends after ``.``, ``?``, ``!`` or a run of them (with the closing quotes and brackets attached) when
 whitespace follows (``...`` only before a capital, digit or opening quote); after an abbreviation of
 :data:`ENDERS` (``etc.``, ``Inc.``, ``p.m.``) only before a capitalised word, never after the other
@@ -68,6 +69,7 @@ their spans, 95.96 % of the sentences tokenised entirely right; sentence-interna
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from typing import NamedTuple, Sequence
@@ -367,7 +369,7 @@ CLOSINGS = {"Regards", "Sincerely", "Cheers", ">>", ">"}
 _EMOTICON = re.compile(r"[:;=]-?[()DPp]")
 _TIME = re.compile(f"{D}{{1,2}}:{D}{D}(?::{D}{D})?")
 _HEADER_DATE = re.compile(f"{D}{D}/{D}{D}/{D}{D}{D}{D}")   # e-mail header dates: "Sara Shackleton 11/28/2000 …"
-_BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+_BLANK_LINE = re.compile(f"\n[ \t\r\f\v]*\n{WS}*")  # read alike by Python's re and RE2
 
 
 def _starts(token: str) -> bool:
@@ -432,3 +434,118 @@ def sentences(text: str) -> list[list[Token]]:
     """The tokens of each sentence of ``text``, with offsets into ``text``."""
     return [[Token(t.text, t.start + start, t.end + start) for t in tokenize(text[start:end])]
             for start, end in split_sentences(text)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# sentence splitting in-graph
+
+
+def _one_of(words) -> str:
+    return _alt([re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w))])
+
+
+@functools.lru_cache(maxsize=None)
+def _python_class(method: str) -> str:
+    """An RE2 class of exactly the characters for which ``str.<method>()`` is true (Python's Unicode
+    data, not RE2's: ``\\p{Lu}`` misses e.g. Roman numerals, which ``isupper`` accepts)."""
+    ranges, first, last = [], None, None
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF or not getattr(chr(code), method)():
+            continue
+        if last is not None and code == last + 1:
+            last = code
+            continue
+        if first is not None:
+            ranges.append((first, last))
+        first = last = code
+    if first is not None:
+        ranges.append((first, last))
+    return "[" + "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges) + "]"
+
+
+def split_sentences_tf(texts):
+    """The sentences of each of a ``[B]`` string tensor's texts, in-graph with core ops: the spans
+    :func:`split_sentences` gives, in order.
+
+    Each text is cut into paragraphs at blank lines and tokenised (:func:`tokenize_tf`); a token ends a
+    sentence where :func:`_boundary_after` says so, decided for all tokens at once (a final mark's closing
+    quotes and brackets are found by counting, not by a loop).
+
+    Returns:
+        ``(rows, starts, ends)``: int64 ``[N]`` tensors, one entry per sentence of all texts in order:
+        the index of its text and its character span there (end exclusive).
+    """
+    import tensorflow as tf
+
+    texts = tf.convert_to_tensor(texts, dtype=tf.string)
+    # paragraphs: a mark on each side of every blank-line run, so the even pieces of a text are its paragraphs
+    # (SEP + "b" marks; the text's own SEPs are escaped as SEP + "a" meanwhile, which no blank line contains)
+    escaped = tf.strings.regex_replace(texts, SEP, SEP + "a")
+    pieces = tf.strings.split(tf.strings.regex_replace(escaped, _BLANK_LINE.pattern, f"{SEP}b\\0{SEP}b"), sep=SEP + "b")
+    pieces = pieces.with_flat_values(tf.strings.regex_replace(pieces.flat_values, SEP + "a", SEP))
+    lengths = tf.cast(tf.strings.length(pieces.flat_values, unit="UTF8_CHAR"), tf.int64)
+    piece_rows = pieces.value_rowids()
+    position = tf.range(tf.size(piece_rows, out_type=tf.int64))
+    first_piece = tf.gather(pieces.row_splits, piece_rows)
+    row_start = tf.gather(tf.concat([[0], tf.cumsum(lengths)], 0), first_piece)
+    offsets = tf.cumsum(lengths, exclusive=True) - row_start
+    paragraph = (position - first_piece) % 2 == 0
+    paragraph_rows = tf.boolean_mask(piece_rows, paragraph)
+    tokens, starts, ends = tokenize_tf(tf.boolean_mask(pieces.flat_values, paragraph))
+    shift = tf.gather(tf.boolean_mask(offsets, paragraph), tokens.value_rowids())
+    # flat token arrays with one sentinel after the last token (another paragraph), so i + 1 can always be read
+    row = tf.concat([tokens.value_rowids(), [-1]], 0)
+    text = tf.concat([tokens.flat_values, [""]], 0)
+    start = tf.concat([starts.flat_values + shift, [-1]], 0)
+    end = tf.concat([ends.flat_values + shift, [-1]], 0)
+    count = tf.size(tokens.flat_values, out_type=tf.int64)
+    index = tf.range(count)
+    same_as_previous = tf.concat([[False], tf.equal(row[1:], row[:-1])], 0)
+    attached = same_as_previous & tf.equal(start, tf.concat([[-1], end[:-1]], 0))
+
+    def matches(pattern, values=text):
+        return tf.strings.regex_full_match(values, f"(?s){pattern}")
+
+    upper, digit = _python_class("isupper"), _python_class("isdigit")
+    final = matches(_FINAL.pattern)
+    # a final mark takes the closing quotes and brackets attached after it: its sentence ends before the
+    # first token after it that is not such a closer
+    not_closer = tf.cast(~(matches(_one_of(_CLOSERS)) & attached), tf.int64)
+    seen = tf.cumsum(not_closer)
+    last = tf.where(final[:-1], tf.searchsorted(seen, seen[:-1] + 1, side="left", out_type=tf.int64) - 1, index)
+    after = last + 1
+    following = tf.gather(text, after)
+    capital_follows = matches(f"{upper}.*", following)
+    starts_follows = matches(f"(?:{upper}|{digit}|{_one_of(_OPENERS)}).*", following)
+    token = text[:-1]
+    time_before = same_as_previous[:-1] & matches(_TIME.pattern, tf.gather(text, tf.maximum(index - 1, 0)))
+    ok = tf.where(final[:-1], tf.where(matches(_ELLIPSIS.pattern, token), starts_follows, True),
+         tf.where(matches(_one_of(ENDERS), token), capital_follows,
+         tf.where(matches("AM|PM|am|pm", token) & time_before, capital_follows,
+         tf.where(matches(_one_of(CLOSINGS), token) | matches(_EMOTICON.pattern, token), capital_follows,
+         tf.where(matches(_HEADER_DATE.pattern, following),
+                  matches(f"{upper}.*", token) | matches(".*@.*", token),
+                  matches(_one_of(STARTERS), following))))))
+    boundary = ok & tf.equal(tf.gather(row, after), row[:-1]) & ~tf.gather(attached, after)
+    ends_sentence = tf.scatter_nd(tf.boolean_mask(last, boundary)[:, None],
+                                  tf.ones_like(tf.boolean_mask(last, boundary)), [count]) > 0
+    ends_sentence |= ~tf.equal(row[1:], row[:-1])  # a paragraph's last token
+    sentence = tf.cumsum(tf.cast(ends_sentence, tf.int64), exclusive=True)
+    sentences = tf.reduce_sum(tf.cast(ends_sentence, tf.int32))
+    rows = tf.math.unsorted_segment_min(tf.gather(paragraph_rows, row[:-1]), sentence, sentences)
+    return (rows, tf.math.unsorted_segment_min(start[:-1], sentence, sentences),
+            tf.math.unsorted_segment_max(end[:-1], sentence, sentences))
+
+
+def sentences_tf(texts):
+    """Each sentence of a ``[B]`` string tensor's texts (:func:`split_sentences_tf`) as its own string.
+
+    Returns:
+        ``(sentences, rows, starts, ends)``: string ``[N]``, and int64 ``[N]``: each sentence's text
+        index and its character span there.
+    """
+    import tensorflow as tf
+
+    texts = tf.convert_to_tensor(texts, dtype=tf.string)
+    rows, starts, ends = split_sentences_tf(texts)
+    return tf.strings.substr(tf.gather(texts, rows), starts, ends - starts, unit="UTF8_CHAR"), rows, starts, ends

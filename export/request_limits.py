@@ -32,6 +32,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from data_pipeline.input_limits import longest_training_sentence, max_tokens_per_sentence, training_token_budget
+from data_pipeline.tokenizer import split_sentences
 from export.serving_codec import BadRequest, InputSpec, Signature, count_json_values
 
 #: Used when neither a flag nor the model's run config gives the limit.
@@ -255,16 +256,21 @@ def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits
             if name == "tokens":
                 lengths = _sentence_lengths(array)
         elif signature.inputs[name].dtype == "DT_STRING" and array.ndim == 1:
-            counts = [len(_TOKEN_PIECES.findall(v.decode("utf-8", "replace"))) for v in array.tolist()]
+            counts, instances = _sentence_pieces(name, array)
             longest = max(counts, default=0)
+            sentences = len(counts)
             if longest > limits.max_tokens_per_sentence:
-                raise _limit_error(f"tokens per sentence ('{name}' instance {counts.index(longest)} has {longest} "
+                where = instances[counts.index(longest)]
+                raise _limit_error(f"tokens per sentence ('{name}' instance {where} has {longest} "
                                    "words and punctuation marks)", longest, limits.max_tokens_per_sentence,
                                    "--max_tokens_per_sentence")
-            if batch * longest > limits.max_tokens_per_request:
-                raise _limit_error(f"tokens per request ('{name}': {batch} sentences x {longest} tokens)",
-                                   batch * longest, limits.max_tokens_per_request, "--max_tokens_per_request")
-            _check_token_pairs(name, batch, longest, limits)
+            if sentences > limits.max_sentences_per_request:
+                raise _limit_error(f"sentences per request ('{name}' splits into {sentences})", sentences,
+                                   limits.max_sentences_per_request, "--max_sentences_per_request")
+            if sentences * longest > limits.max_tokens_per_request:
+                raise _limit_error(f"tokens per request ('{name}': {sentences} sentences x {longest} tokens)",
+                                   sentences * longest, limits.max_tokens_per_request, "--max_tokens_per_request")
+            _check_token_pairs(name, sentences, longest, limits)
             if name == "sentences":
                 lengths = np.array([len(v.split()) for v in array.tolist()], dtype=np.int64)
     if lengths is None:
@@ -273,6 +279,23 @@ def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits
         _check_heads(arrays["parse_heads"], lengths)
     if "predicate_index" in arrays and arrays["predicate_index"].ndim == 1:
         _check_predicates(arrays["predicate_index"], lengths)
+
+
+def _sentence_pieces(name: str, array: np.ndarray) -> tuple[list[int], list[str]]:
+    """Words and punctuation marks per sentence the model will see, and where each sentence is: a
+    ``text`` instance is split into sentences as the export splits it in-graph
+    (:func:`data_pipeline.tokenizer.split_sentences`); any other string is one sentence."""
+    counts, where = [], []
+    for i, value in enumerate(array.tolist()):
+        value = value.decode("utf-8", "replace")
+        if name != "text":
+            counts.append(len(_TOKEN_PIECES.findall(value)))
+            where.append(str(i))
+            continue
+        for k, (start, end) in enumerate(split_sentences(value)):
+            counts.append(len(_TOKEN_PIECES.findall(value[start:end])))
+            where.append(f"{i} sentence {k + 1}")
+    return counts, where
 
 
 def _check_heads(heads: np.ndarray, lengths: np.ndarray) -> None:

@@ -20,8 +20,13 @@ Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
     the parse replaces the syntax head's attention (LISA §3, parse injection). REST ignores signature
     defaults, hence a separate signature;
   - ``sentences(sentences: string [B])``: whitespace-tokenised sentences, split in-graph;
-  - ``text(text: string [B])``: raw sentences, tokenised in-graph with the project's UD-EWT tokeniser
-    (:func:`data_pipeline.tokenizer.tokenize_tf`, core ops only), answered in spans: ``tokens``
+  - ``text(text: string [B])``: raw text, each a sentence or a paragraph, split into sentences and
+    tokenised in-graph with the project's UD-EWT rules (:func:`data_pipeline.tokenizer.sentences_tf`,
+    :func:`~data_pipeline.tokenizer.tokenize_tf`, core ops only; the splits ``predict`` makes), each
+    sentence labelled on its own and the sentences of a text laid side by side again
+    (:mod:`export.paragraph_layout`: tokens numbered through the text, ``sentence_starts``/``_ends``
+    int32 [B, N] character spans, ``token_sentences`` [B, T] and ``predicate_sentences`` [B, P] the
+    sentence of each token and frame, −1 pad), answered in spans: ``tokens``
     [B, T], ``token_starts``/``token_ends`` int32 [B, T] (character offsets, −1 pad),
     ``predicate_flags``/``predicate_positions`` as below, ``pos`` [B, T], and per predicate its arguments (``S`` the most
     of any predicate): ``argument_roles`` string [B, P, S], ``argument_token_starts``/``_ends``
@@ -48,7 +53,8 @@ Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
   int32 [B, T] (1-based CoNLL-U heads, 0 = root, −1 on padding), ``dep_labels`` string [B, T] (each
   token's best label for its head), ``pos`` string [B, T] (the jointly predicted tags; XPOS for
   CoNLL-U data), ``upos`` string [B, T] (the jointly predicted universal tags), ``lengths`` int32 [B];
-  ``text`` also ``tokens``, ``token_starts``/``token_ends`` as above. ``dep_labels``, ``pos`` or
+  ``text`` splits paragraphs into sentences and adds ``tokens``, ``token_starts``/``token_ends``,
+  ``sentence_starts``/``_ends`` and ``token_sentences`` as above. ``dep_labels``, ``pos`` or
   ``upos`` is left out when the model has no such labels (unlabelled parsing, no tagger). The trees
   are decoded in-graph with Eisner's projective algorithm (:func:`lisa_tf.decoding.eisner.eisner_heads`:
   exactly one root dependent, no cycle); ``python -m lisa_tf parse`` with a run uses Chu-Liu-Edmonds
@@ -68,7 +74,7 @@ import keras
 import tensorflow as tf
 
 from data_pipeline.errors import UserError
-from data_pipeline.tokenizer import tokenize_tf
+from data_pipeline.tokenizer import sentences_tf, tokenize_tf
 from data_pipeline.version_names import parse_version
 
 from lisa_tf.atomic_files import partial_directory
@@ -77,6 +83,8 @@ from lisa_tf.decoding.head_indices import to_conllu
 from lisa_tf.models import DependencyParser
 from lisa_tf.predict import decode_batch
 from lisa_tf.runs import load_run
+
+from export.paragraph_layout import paragraph_layout
 
 
 def _name_table(path: str) -> tf.lookup.StaticHashTable:
@@ -225,9 +233,17 @@ def serving_functions(model, names: LabelNames) -> dict:
                 "token_starts": tf.cast(starts.to_tensor(default_value=-1), tf.int32),
                 "token_ends": tf.cast(ends.to_tensor(default_value=-1), tf.int32)}
 
-    def text(sentences):
-        """Raw sentences → tokens with character offsets, and every predicate's argument spans."""
-        answer = tokenized(sentences)
+    def paragraphs(texts, answer_sentences):
+        """Raw texts → their sentences (split in-graph), each tokenised with character offsets into its
+        text and answered by ``answer_sentences``, laid out again one row per text (:mod:`export.paragraph_layout`)."""
+        sentences, rows, starts, ends = sentences_tf(texts)
+        spans, shift = tokenized(sentences), tf.cast(starts, tf.int32)[:, None]
+        for key in ("token_starts", "token_ends"):
+            spans[key] = tf.where(spans[key] >= 0, spans[key] + shift, -1)
+        return paragraph_layout(answer_sentences(spans), rows, starts, ends, tf.shape(texts)[0])
+
+    def text(answer):
+        """Tokenised sentences with character offsets → every predicate's argument spans."""
         tokens, char_starts, char_ends = answer["tokens"], answer["token_starts"], answer["token_ends"]
         out = run(tokens) if layout == "sentence" else find_and_label(tokens)
         batch, predicates, time = tf.unstack(tf.shape(out["srl_tags"]))
@@ -264,7 +280,7 @@ def serving_functions(model, names: LabelNames) -> dict:
         return {
             "serving_default": (parse, [tokens_spec]),
             "sentences": (lambda sentences: parse(split(sentences)), [sentences_spec]),
-            "text": (lambda text: parse_text(tokenized(text)), [text_spec]),
+            "text": (lambda text: paragraphs(text, parse_text), [text_spec]),
         }
     if layout == "predicate":
         index_spec = tf.TensorSpec([None], tf.int32, name="predicate_index")
@@ -275,12 +291,12 @@ def serving_functions(model, names: LabelNames) -> dict:
         }
         if model.predicts_predicates:
             functions["find_predicates"] = (find_and_label, [tokens_spec])
-            functions["text"] = (text, [text_spec])
+            functions["text"] = (lambda text_: paragraphs(text_, text), [text_spec])
         return functions
     functions = {
         "serving_default": (lambda tokens: run(tokens), [tokens_spec]),
         "sentences": (lambda sentences: run(split(sentences)), [sentences_spec]),
-        "text": (text, [text_spec]),
+        "text": (lambda text_: paragraphs(text_, text), [text_spec]),
     }
     if uses_syntax:
         heads_spec = tf.TensorSpec([None, None], tf.int32, name="parse_heads")

@@ -218,6 +218,50 @@ def test_sentences_offsets_point_into_the_whole_text():
     assert all(text[t.start:t.end] == t.text for s in result for t in s)
 
 
+def _tf_sentence_spans(texts):
+    import tensorflow as tf
+
+    from data_pipeline.tokenizer import split_sentences_tf
+
+    rows, starts, ends = split_sentences_tf(tf.constant(texts, tf.string))
+    spans = [[] for _ in texts]
+    for row, start, end in zip(rows.numpy().tolist(), starts.numpy().tolist(), ends.numpy().tolist()):
+        spans[row].append((start, end))
+    return spans
+
+
+def test_split_sentences_tf_agrees_with_python_on_ewt_paragraphs():
+    texts = _shipped_texts()
+    spans = [split_sentences(text) for text in texts]
+    assert sum(map(len, spans)) > 7000 and sum(len(s) > 1 for s in spans) > 300
+    assert _tf_sentence_spans(texts) == spans
+
+
+def test_split_sentences_tf_agrees_with_python_on_random_strings():
+    """Every rule's trigger, capitals and digits as Python's ``isupper``/``isdigit`` see them (a Roman
+    numeral is upper case, a superscript a digit; RE2's classes differ), blank lines, closers."""
+    pool = list("aZé0 .?!…'\")]”’\n\n\t\x01") + [
+        "etc.", "Inc.", "Mr.", "U.S.", "...", "Please", "Thanks", "Regards", ":)", ">>", "10:30", " PM", " am",
+        "11/28/2000", "a@b", "Ⅻ", "²", "İ", "ǅ", "«", "``", "(", "\n \n", "\u2028", "Ⓐ", "ß"]
+    rng = random.Random(11)
+    texts = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    spans = [split_sentences(text) for text in texts]
+    assert sum(len(s) > 1 for s in spans) > 1000
+    assert _tf_sentence_spans(texts) == spans
+
+
+def test_sentences_tf_in_a_traced_function():
+    import tensorflow as tf
+
+    from data_pipeline.tokenizer import sentences_tf
+
+    run = tf.function(sentences_tf, input_signature=[tf.TensorSpec([None], tf.string)])
+    texts, rows, starts, ends = run(tf.constant(["Hi there. It rained.", "", "One\n\nTwo"]))
+    assert texts.numpy().tolist() == [b"Hi there.", b"It rained.", b"One", b"Two"]
+    assert rows.numpy().tolist() == [0, 0, 2, 2]
+    assert starts.numpy().tolist() == [0, 10, 0, 5] and ends.numpy().tolist() == [9, 20, 3, 8]
+
+
 def _check_agreement(gold, token_recall, sentence_accuracy, boundary_f1, sentence_f1):
     scores = score_tokens(gold, [tokenize(s.text) for s in gold])
     splitter = score_splitter(paragraphs(gold), split_sentences)

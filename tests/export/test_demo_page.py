@@ -247,6 +247,37 @@ def test_typed_sentence_is_drawn_as_the_text_signature_answers(server, browser, 
               f"{browser.find_element(By.ID, 'results').get_attribute('data-ms')} ms)")
 
 
+def test_pasted_paragraph_is_drawn_sentence_by_sentence(server, browser, tmp_path, capsys):
+    """A paragraph of three EWT training sentences goes to ``text`` as one instance; the page draws
+    three sentences, each with the tokens, frames and arcs the ``text`` signature gives that sentence
+    alone (so no argument crosses a sentence boundary)."""
+    paragraph = ("Guerrillas killed an engineer, Asi Ali, from Tikrit. His mother was also killed in the attack.\n\n"
+                 "They also killed Shaikh Hamid 'Akkab, a clan elder of a branch of the Dulaim tribe in Tikrit.")
+    sentences = ["Guerrillas killed an engineer, Asi Ali, from Tikrit.", "His mother was also killed in the attack.",
+                 "They also killed Shaikh Hamid 'Akkab, a clan elder of a branch of the Dulaim tribe in Tikrit."]
+    open_page(browser, server)
+    box = browser.find_element(By.ID, "text")
+    browser.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'));",
+                           box, paragraph)
+    box.click()
+    press(browser, Keys.ENTER, hold=Keys.CONTROL)
+    assert wait_for_answer(browser) == "done", browser.find_element(By.ID, "error").text
+    drawn = shown(browser)
+    titles = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#results .sentence h2")]
+    assert len(drawn) == 3 and [t.split(". ", 1)[1].rsplit(" (", 1)[0] for t in titles] == sentences
+    status, answer = predict(server, {"signature_name": "text", "instances": [{"text": s} for s in sentences]})
+    assert status == 200, answer
+    for sentence, alone in zip(drawn, answer["predictions"]):
+        length = alone["lengths"]
+        assert sentence["tokens"] == alone["tokens"][:length]
+        assert sentence["frames"] == text_frames(alone)
+        assert sentence["arcs"] == sorted((i + 1, head, label) for i, (head, label) in
+                                          enumerate(zip(alone["heads"][:length], alone["dep_labels"][:length])))
+    assert sum(len(s["frames"]) for s in drawn) >= 3, "the tiny model should find the three 'killed'"
+    assert console_errors(browser) == []
+    screenshot(browser, tmp_path, "demo_paragraph.png", capsys)
+
+
 def paste_conllu(driver, text: str) -> None:
     """Switch to the pasted parse with the keyboard and put ``text`` in its box as a paste would."""
     driver.find_element(By.ID, "parse-model").send_keys(Keys.ARROW_RIGHT)

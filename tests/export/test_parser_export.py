@@ -81,7 +81,8 @@ def test_token_signatures_equal_the_numpy_path_on_projective_trees(parser_export
 def test_text_signature_tokenises_and_parses(parser_export):
     model, _, loaded = parser_export
     out = {k: v.numpy() for k, v in loaded.signatures["text"](text=tf.constant(TEXTS)).items()}
-    assert set(out) == {"tokens", "token_starts", "token_ends", "heads", "dep_labels", "pos", "upos", "lengths"}
+    assert set(out) == {"tokens", "token_starts", "token_ends", "heads", "dep_labels", "pos", "upos", "lengths",
+                        "sentence_starts", "sentence_ends", "token_sentences"}
     sentences = []
     for b, text in enumerate(TEXTS):
         tokens = tokenize(text)
@@ -96,6 +97,26 @@ def test_text_signature_tokenises_and_parses(parser_export):
         graph = loaded.signatures[name].graph.as_graph_def()
         ops = {n.op for n in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
         assert all(hasattr(tf.raw_ops, op) for op in ops) and not ops & {"PyFunc", "EagerPyFunc", "PyFuncStateless"}
+
+
+def test_text_signature_parses_each_sentence_of_a_paragraph_alone(parser_export):
+    """A paragraph's sentences are split in-graph and parsed one by one: the answer equals the
+    sentences' own answers laid side by side (tokens and heads numbered through the paragraph)."""
+    _, _, loaded = parser_export
+    paragraph = "The cat sat on the mat. Mr. Smith didn't agree with them, did he?\n\nHello"
+    out = {k: v.numpy() for k, v in loaded.signatures["text"](text=tf.constant([paragraph])).items()}
+    alone = {k: v.numpy() for k, v in loaded.signatures["text"](text=tf.constant(TEXTS)).items()}
+    assert out["sentence_starts"][0].tolist() == [0, 24, 67] and out["sentence_ends"][0].tolist() == [23, 65, 72]
+    first, heads = 0, []
+    for b, start in enumerate((0, 24, 67)):
+        n = int(alone["lengths"][b])
+        assert _strings(out["tokens"][0, first:first + n], n) == _strings(alone["tokens"][b], n)
+        assert (out["token_starts"][0, first:first + n] == alone["token_starts"][b, :n] + start).all()
+        assert (out["token_sentences"][0, first:first + n] == b).all()
+        assert out["dep_labels"][0, first:first + n].tolist() == alone["dep_labels"][b, :n].tolist()
+        heads += [h + first if h else 0 for h in alone["heads"][b, :n].tolist()]
+        first += n
+    assert int(out["lengths"][0]) == first and out["heads"][0].tolist() == heads
 
 
 def test_served_over_rest(parser_export):

@@ -153,6 +153,29 @@ def test_the_shipped_models_limits_refuse_a_request_of_predicates_only():
     assert RequestLimits(max_token_pairs_per_request=10).resolve(2500, 159).max_token_pairs_per_request == 10
 
 
+def test_a_text_instance_is_limited_sentence_by_sentence_as_the_export_splits_it():
+    """``text`` instances are paragraphs, split in-graph: the per-sentence limit applies to each of their
+    sentences, and the per-request limits to all of them together."""
+    from export.serving_codec import InputSpec, Signature
+
+    limits = RequestLimits().resolve(2500, 159)
+    signature = Signature("text", {"text": InputSpec("text", "DT_STRING", (None,))}, [], "", None)
+    sentence = " ".join(["word"] * 99) + "."  # 100 tokens
+    def text(*values):
+        return {"text": np.array([v.encode() for v in values], dtype=object)}
+
+    check_request(text(" ".join([sentence] * 3)), signature, limits)
+    long = " ".join(["word"] * 169) + "."
+    with pytest.raises(LimitExceeded) as refused:
+        check_request(text("Short one.", f"Fine. {long} Fine."), signature, limits)
+    assert str(refused.value).startswith("tokens per sentence ('text' instance 1 sentence 2 has 170 words and punctuation "
+                                         "marks): 170 is over the limit of 159")
+    with pytest.raises(LimitExceeded, match=r"'text': 26 sentences x 100 tokens"):
+        check_request(text(" ".join([sentence] * 26)), signature, limits)
+    with pytest.raises(LimitExceeded, match=r"sentences per request \('text' splits into 257\)"):
+        check_request(text("Hi. " * 257), signature, limits)
+
+
 def test_oversize_requests_benchmark_runs_on_the_tiny_model(tiny_model_base, tmp_path):
     """``benchmarks/oversize_requests.py`` on small sizes: every oversize request is refused with a 4xx
     (its timings and memory are the benchmark's to report, not asserted here)."""

@@ -67,12 +67,14 @@ def test_export_equals_in_process_prediction(lisa_export, inject):
 
 
 def test_text_signature_answers_in_the_predictors_spans(lisa_export):
-    """Raw sentences through the export's ``text`` signature (in-graph tokeniser and BIO → spans) give
-    the tokens, offsets and argument spans of ``lisa_tf.load(run).predict`` on the same sentences."""
+    """Raw sentences and paragraphs through the export's ``text`` signature (in-graph sentence splitter,
+    tokeniser and BIO → spans) give the sentences, tokens, offsets and argument spans of
+    ``lisa_tf.load(run).predict`` on the same text."""
     run, export = lisa_export
     config = load_run_config(run)
     texts = [" ".join(s.words) for s in read_split(config.data.train, config.data.format, None, 12)]
-    texts += ["The cat sat on the mat.", "Mr. Smith didn't agree with them, did he?"]
+    texts += ["The cat sat on the mat.", "Mr. Smith didn't agree with them, did he?",
+              "It rained. He said it would stop. They left early!\n\nThe end came", ""]
     assert text_signature_agrees_with_predictor(run, export, texts) > 10, (
         "the tiny run should label arguments, or this test shows nothing")
 

@@ -1,5 +1,5 @@
-"""The check shared by every model kind's export: the ``text`` signature answers in the spans of
-``lisa_tf.load(run).predict`` on the same raw sentences."""
+"""The check shared by every model kind's export: the ``text`` signature answers a paragraph in the
+spans ``lisa_tf.load(run).predict(paragraph)`` gives, its sentences laid side by side."""
 
 from __future__ import annotations
 
@@ -7,39 +7,67 @@ import pytest
 import tensorflow as tf
 
 
+def expected_paragraph(results: list[dict]) -> dict:
+    """The sentence results of ``predict(paragraph)`` in the ``text`` signature's layout: tokens numbered
+    through the paragraph, each frame with its sentence."""
+    tokens, heads, sentences, token_sentences, frames = [], [], [], [], {}
+    for k, result in enumerate(results):
+        first = len(tokens)
+        if result["tokens"]:
+            sentences.append((result["tokens"][0]["start"], result["tokens"][-1]["end"]))
+        for token in result["tokens"]:
+            tokens.append((token["text"], token["start"], token["end"]))
+            heads.append(token["head"] + first if token.get("head") else token.get("head"))
+            token_sentences.append(len(sentences) - 1)
+        for p in result["predicates"]:
+            frames[first + p["token"]] = (len(sentences) - 1, [
+                (a["role"], first + a["token_start"], first + a["token_end"], a["start"], a["end"], round(a["score"], 3))
+                for a in p["arguments"]])
+    return {"tokens": tokens, "heads": heads, "sentences": sentences, "token_sentences": token_sentences,
+            "frames": frames}
+
+
 def text_signature_agrees_with_predictor(run, export, texts) -> int:
-    """Asserts that ``export``'s ``text`` signature gives, for each of ``texts``, the tokens, character
-    offsets, predicates and argument spans (role, token span, character span; score within 2e-3) that
-    ``lisa_tf.load(run).predict(texts)`` gives; returns how many arguments were compared."""
+    """Asserts that ``export``'s ``text`` signature gives, for each of ``texts`` (paragraphs), the
+    sentences, tokens, character offsets, heads, predicates and argument spans (role, token span,
+    character span; score within 2e-3) that ``lisa_tf.load(run).predict(text)`` gives; returns how many
+    arguments were compared."""
     import lisa_tf
 
     out = tf.saved_model.load(str(export)).signatures["text"](text=tf.constant(texts))
     out = {k: v.numpy() for k, v in out.items()}
-    expected = lisa_tf.load(run).predict(texts)
+    predictor = lisa_tf.load(run)
     checked = 0
-    for b, result in enumerate(expected):
-        n = len(result["tokens"])
-        assert [t.decode() for t in out["tokens"][b, :n]] == [t["text"] for t in result["tokens"]]
-        assert out["token_starts"][b, :n].tolist() == [t["start"] for t in result["tokens"]]
-        assert out["token_ends"][b, :n].tolist() == [t["end"] for t in result["tokens"]]
+    for b, text in enumerate(texts):
+        want = expected_paragraph(predictor.predict(text))
+        n = len(want["tokens"])
+        assert int(out["lengths"][b]) == n
+        assert list(zip([t.decode() for t in out["tokens"][b, :n]], out["token_starts"][b, :n].tolist(),
+                        out["token_ends"][b, :n].tolist())) == want["tokens"]
+        assert (out["token_starts"][b, n:] == -1).all() and not out["tokens"][b, n:].any()
+        s = len(want["sentences"])
+        assert list(zip(out["sentence_starts"][b, :s].tolist(), out["sentence_ends"][b, :s].tolist())) == want["sentences"]
+        assert (out["sentence_starts"][b, s:] == -1).all()
+        assert out["token_sentences"][b, :n].tolist() == want["token_sentences"]
+        if "heads" in out and want["heads"] and want["heads"][0] is not None:
+            assert out["heads"][b, :n].tolist() == want["heads"]
         got = {}
         for p, position in enumerate(out["predicate_positions"][b]):
             if position < 0:
                 continue
             assert out["predicate_flags"][b, position] == 1
             roles = out["argument_roles"][b, p]
-            got[int(position)] = [
+            got[int(position)] = (int(out["predicate_sentences"][b, p]), [
                 (r.decode(), int(out["argument_token_starts"][b, p, k]), int(out["argument_token_ends"][b, p, k]),
                  int(out["argument_starts"][b, p, k]), int(out["argument_ends"][b, p, k]),
                  round(float(out["argument_scores"][b, p, k]), 3))
                 for k, r in enumerate(roles) if r
-            ]
-        want = {p["token"]: [(a["role"], a["token_start"], a["token_end"], a["start"], a["end"], round(a["score"], 3))
-                             for a in p["arguments"]] for p in result["predicates"]}
-        assert got.keys() == want.keys(), b
-        assert int(out["predicate_flags"][b].sum()) == len(want)
-        for position in want:
-            assert [g[:5] for g in got[position]] == [w[:5] for w in want[position]]
-            assert [g[5] for g in got[position]] == pytest.approx([w[5] for w in want[position]], abs=2e-3)
-            checked += len(want[position])
+            ])
+        assert got.keys() == want["frames"].keys(), b
+        assert int(out["predicate_flags"][b].sum()) == len(got)
+        for position, (sentence, arguments) in want["frames"].items():
+            assert got[position][0] == sentence
+            assert [g[:5] for g in got[position][1]] == [w[:5] for w in arguments]
+            assert [g[5] for g in got[position][1]] == pytest.approx([w[5] for w in arguments], abs=2e-3)
+            checked += len(arguments)
     return checked
