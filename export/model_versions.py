@@ -25,6 +25,7 @@ from data_pipeline.errors import DataFormatError
 from data_pipeline.version_names import MAX_VERSION, parse_version
 from export.request_limits import longest_training_sentence, training_token_budget
 from export.serving_codec import InputSpec, Signature
+from export.warmup import replay_warmup_requests
 
 
 @dataclasses.dataclass
@@ -43,6 +44,7 @@ class ModelVersion:
             for exports without a run config.
         longest_training_sentence: the longest training sentence from ``assets/vocab_info.json``,
             the default tokens-per-sentence limit; ``None`` when the export does not record it.
+        warmup_requests: how many warm-up requests were replayed at load (:mod:`export.warmup`).
     """
 
     version: int
@@ -52,6 +54,7 @@ class ModelVersion:
     module: Any = None
     training_token_budget: Optional[int] = None
     longest_training_sentence: Optional[int] = None
+    warmup_requests: int = 0
 
 
 def _dtype_name(enum_value: int) -> str:
@@ -111,7 +114,8 @@ def _register_ops(meta_graph) -> None:
 
 
 def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
-    """Load one SavedModel version directory and describe its signatures.
+    """Load one SavedModel version directory, describe its signatures and replay its warm-up requests
+    (:func:`export.warmup.replay_warmup_requests`), so that its first client is served as fast as the rest.
 
     Raises:
         DataFormatError: the directory is not a loadable SavedModel.
@@ -144,8 +148,9 @@ def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
             function=module.signatures[name],
         )
     signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
+    replayed = replay_warmup_requests(version_dir, signatures)
     return ModelVersion(version, version_dir, signatures, signature_def_json, module,
-                        training_token_budget(version_dir), longest_training_sentence(version_dir))
+                        training_token_budget(version_dir), longest_training_sentence(version_dir), replayed)
 
 
 def _scan(base: pathlib.Path) -> tuple:

@@ -85,6 +85,7 @@ from lisa_tf.predict import decode_batch
 from lisa_tf.runs import load_run
 
 from export.paragraph_layout import paragraph_layout
+from export.warmup import write_warmup_requests
 
 
 def _name_table(path: str) -> tf.lookup.StaticHashTable:
@@ -346,7 +347,8 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
     """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, the dependency parser included;
     float32) as a SavedModel to ``out_dir`` (new or empty: :func:`check_export_dir`).
 
-    The version directory appears whole or not at all: it is written under a hidden sibling name
+    The export carries TensorFlow Serving's warm-up records (:mod:`export.warmup`), one request per
+    signature, replayed by a server before it serves the version. The version directory appears whole or not at all: it is written under a hidden sibling name
     (which TensorFlow Serving's poller and ours ignore: only numeric names are versions), with every
     asset, then renamed into place (:mod:`lisa_tf.atomic_files`). A server never loads an export whose
     ``assets/config.json`` (the request limits) is still to come.
@@ -362,10 +364,12 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         archive = keras.export.ExportArchive()
         archive.track(model)
         archive.track(names)
-        for name, (function, signature) in serving_functions(model, names).items():
+        functions = serving_functions(model, names)
+        for name, (function, signature) in functions.items():
             archive.add_endpoint(name, function, input_signature=signature)
         _store_each_weight_once(archive)
         archive.write_out(str(build), verbose=False)
+        write_warmup_requests(build, {name: [spec.name for spec in signature] for name, (_, signature) in functions.items()})
         for name, source in (assets or {}).items():
             shutil.copy(source, build / "assets" / name)
     return out_dir

@@ -79,3 +79,24 @@ def test_training_clock_times_every_step_inside_fit():
     seconds = _fit(model, data, 3, log)
     assert len(log) == 1 and len(log[0]) == 3  # one pass of three steps
     assert all(step > 0 for step in log[0]) and 0 < sum(log[0]) <= seconds
+
+
+def test_labelling_speed_benchmark_measures_every_path_on_a_tiny_input(lisa_run, tmp_path):
+    """``benchmarks/labelling_speed.py`` on the tiny LISA run and 12 sentences: every path gives a rate,
+    the server answers the first request of each signature, and the JSON holds what the table shows."""
+    out = tmp_path / "speed.json"
+    done = subprocess.run(
+        [sys.executable, "benchmarks/labelling_speed.py", "--model", str(lisa_run), "--sentences", "12",
+         "--single", "3", "--clients", "2", "--repeats", "1", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [record] = json.loads(out.read_text())["models"]
+    assert record["sentences"] == 12 and record["network"] > 0
+    paths = ("keras_tokens", "keras_text", "export_tokens", "export_text", "predict_input", "rest_text",
+             "rest_tokens", "grpc_tokens")
+    assert set(record["ratios_to_network"]) == set(paths)
+    rates = [record.get(p, record["server"].get(p, record.get(f"{p}_tokens_per_s"))) for p in paths]
+    assert all(rate > 0 for rate in rates), rates
+    assert set(record["server"]["first_request"]) == {"serving_default", "with_parse", "sentences", "text"}
+    assert record["cold_start_s"] > record["import_tensorflow_s"] > 0
+    assert "| network alone (pre-built batches, compiled) |" in done.stdout
