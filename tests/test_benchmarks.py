@@ -100,3 +100,17 @@ def test_labelling_speed_benchmark_measures_every_path_on_a_tiny_input(lisa_run,
     assert set(record["server"]["first_request"]) == {"serving_default", "with_parse", "sentences", "text"}
     assert record["cold_start_s"] > record["import_tensorflow_s"] > 0
     assert "| network alone (pre-built batches, compiled) |" in done.stdout
+
+
+def test_predict_stream_memory_benchmark_samples_a_whole_run(lisa_run, tmp_path):
+    """``benchmarks/predict_stream_memory.py`` on the tiny LISA run and 60 lines: every line's sentences
+    are written or counted as skipped (the tiny run's sentence limit is 36 tokens), memory is sampled through the run, and the table and plot are produced."""
+    out = tmp_path / "stream.json"
+    done = subprocess.run(
+        [sys.executable, "benchmarks/predict_stream_memory.py", "--model", str(lisa_run), "--lines", "60",
+         "--every", "0.2", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads(out.read_text())
+    assert record["sentences_written"] + record["skipped"] >= 60 and record["samples"] >= 3
+    assert 0 < record["rss_mb_at_first_output"] <= record["rss_mb_peak"]
+    assert "labelled" in record["last_stderr_line"] and out.with_suffix(".png").stat().st_size > 1000
