@@ -3,7 +3,8 @@
 TensorFlow's C++ runtime logs through absl before absl's logging is initialised, so
 ``TF_CPP_MIN_LOG_LEVEL`` does not reach these lines: the oneDNN and CPU-instruction notes, "Could not
 find cuda drivers" and, on a machine without a GPU, ``failed call to cuInit``.
-:func:`import_tensorflow` imports TensorFlow and Keras and probes the devices (where the cuInit
+:func:`import_tensorflow` imports TensorFlow (not Keras: a command that labels through a SavedModel
+never needs it, and it costs a second to import) and probes the devices (where the cuInit
 line comes from) with the process's stderr (file descriptor 2) sent to a temporary file, then writes
 back every captured line except those: any other error still reaches the user.
 """
@@ -39,7 +40,7 @@ def startup_lines(text: str, gpus: int) -> list[str]:
 
 
 def import_tensorflow() -> None:
-    """Import TensorFlow and Keras and find the devices, showing only start-up lines worth reading
+    """Import TensorFlow and find the devices, showing only start-up lines worth reading
     (once per process; a no-op when TensorFlow was imported before)."""
     global _imported
     if _imported or "tensorflow" in sys.modules:
@@ -52,7 +53,6 @@ def import_tensorflow() -> None:
         os.dup2(captured.fileno(), 2)
         gpus = 0
         try:
-            import keras  # noqa: F401
             import tensorflow as tf
 
             gpus = len(tf.config.list_physical_devices("GPU"))

@@ -44,9 +44,10 @@ from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
 from data_pipeline.version_names import parse_version
+from lisa_tf.packaging import KERAS_FILE as MODEL_FILE
 
-from lisa_tf.predict import label_sentences
-from lisa_tf.runs import MODEL_FILE, load_model_file, load_run
+# The Keras side (lisa_tf.predict, lisa_tf.runs: Keras and the model classes, ~1.5 s to import) is imported
+# where a Keras model is used, so a process that labels through an export never loads Keras.
 
 
 class PredictionInputError(UserError):
@@ -267,6 +268,8 @@ class Predictor:
             options["inject_parse"] = parse is not None
         if getattr(model, "predicts_predicates", False):
             options["gold_predicates"] = predicates is not None
+        from lisa_tf.predict import label_sentences
+
         labelled, probs = label_sentences(model, batch, token_budget=self.token_budget, **options) if batch else ([], [])
         results = [unlabelled(*item) for item in inputs]
         for s, sentence, tag_probs in zip(where, labelled, probs):
@@ -391,8 +394,12 @@ class ParserModelError(UserError):
                          f"parse with `python -m lisa_tf parse {path} --input FILE`")
 
 
+def _has_export(path: pathlib.Path) -> bool:
+    return any(parse_version(p.name) is not None and (p / "saved_model.pb").exists() for p in path.iterdir())
+
+
 def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
-         max_sentence_tokens: Optional[int] = None) -> Predictor:
+         max_sentence_tokens: Optional[int] = None, prefer_export: bool = False) -> Predictor:
     """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
     model (:mod:`lisa_tf.packaging`) of an SRL model; without ``path``, the shipped model (``models/srl``).
 
@@ -403,12 +410,14 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         token_budget: most padded tokens per batch.
         max_sentence_tokens: the longest sentence to label; default: the model's longest training
             sentence where the path records it (:mod:`data_pipeline.input_limits`).
+        prefer_export: for a packaged model that holds its SavedModel export, label through the export
+            (:class:`ExportPredictor`: the same frames; it starts without importing Keras or tracing a
+            graph, which is what a one-off command wants) instead of the ``.keras`` model.
 
     Raises:
         ParserModelError: the path holds the dependency parser or its export.
     """
-    from lisa_tf.models import DependencyParser
-    from lisa_tf.packaging import KERAS_FILE, default_model, is_package
+    from lisa_tf.packaging import default_model, is_package
 
     _positive(token_budget, "token_budget")
     path = default_model("srl") if path is None else pathlib.Path(path)
@@ -416,8 +425,12 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         raise FileNotFoundError(f"{path}: no such file or directory")
     limit = max_sentence_tokens or model_max_tokens_per_sentence(path)
     package = is_package(path)
-    if package or path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists():
-        model = load_model_file(path / KERAS_FILE if package else path) if package or path.is_file() else load_run(path)
+    keras_model = not (package and prefer_export and _has_export(path))
+    if keras_model and (package or path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists()):
+        from lisa_tf.models import DependencyParser
+        from lisa_tf.runs import load_model_file, load_run
+
+        model = load_model_file(path / MODEL_FILE if package else path) if package or path.is_file() else load_run(path)
         if isinstance(model, DependencyParser):
             raise ParserModelError(path)
         return Predictor(model, token_budget, limit)

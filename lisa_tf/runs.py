@@ -24,9 +24,9 @@ import lisa_tf.models  # noqa: F401  (registers the model classes that load_mode
 from data_pipeline.errors import UserError
 from lisa_tf.atomic_files import partial_file
 from lisa_tf.config import ExperimentConfig, config_from_dict
+from lisa_tf.packaging import KERAS_FILE as MODEL_FILE  # noqa: F401  (a run keeps its model as a package does)
 from lisa_tf.weights import load_weights
 
-MODEL_FILE = "model.keras"
 #: the summary training writes when it ends (its presence marks the run as finished)
 DONE_FILE = "done.json"
 

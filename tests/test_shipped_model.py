@@ -86,6 +86,38 @@ def test_load_and_predict_without_a_path_use_the_shipped_model():
     assert json.loads(out.getvalue()) == frame
 
 
+def test_predict_labels_through_the_packaged_export_without_building_a_keras_model(tmp_path):
+    """``predict`` starts from the package's SavedModel (no Keras model classes imported or built, no
+    tracing: the cold start
+    ``benchmarks/labelling_speed.py`` measures) and writes the frames the ``.keras`` model gives."""
+    import subprocess
+    import sys
+
+    import lisa_tf
+
+    texts = ["The dog barked at the mailman. Shares soared on Tuesday.", "Mr. Smith didn't agree with them, did he?"]
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    program = ("import sys; sys.argv = ['-m']\n"
+               "from lisa_tf.cli import main\n"
+               f"code = main(['predict', '--input', {str(source)!r}, '--format', 'jsonl'])\n"
+               "keras = {'lisa_tf.models', 'lisa_tf.runs', 'lisa_tf.predict'} & set(sys.modules)\n"
+               "print(sorted(keras) or 'NO KERAS MODEL', file=sys.stderr)\n"
+               "sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1] == "NO KERAS MODEL"
+    written = [json.loads(line) for line in done.stdout.splitlines()]
+    expected = lisa_tf.load().predict(paragraphs=texts)
+    assert len(written) == len(expected) == 3
+    for got, want in zip(written, expected):
+        assert [t["text"] for t in got["tokens"]] == [t["text"] for t in want["tokens"]]
+        assert [(p["token"], [(a["role"], a["token_start"], a["token_end"]) for a in p["arguments"]])
+                for p in got["predicates"]] == [
+            (p["token"], [(a["role"], a["token_start"], a["token_end"]) for a in p["arguments"]])
+            for p in want["predicates"]]
+
+
 def test_rest_server_on_the_shipped_model_answers_as_its_predictor():
     """The REST ``text`` answer of the shipped model (what ``serve`` without ``--model_base_path`` serves)
     carries the same predicates and argument spans as ``lisa_tf.load()`` on the same text."""

@@ -164,7 +164,8 @@ def run(args) -> int:
 
     _split_model(args)
     try:
-        predictor = load(args.model, token_budget=args.batch_tokens, max_sentence_tokens=args.max_sentence_tokens)
+        predictor = load(args.model, token_budget=args.batch_tokens, max_sentence_tokens=args.max_sentence_tokens,
+                         prefer_export=True)
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
