@@ -188,8 +188,11 @@ class Predictor:
         self.token_budget = _positive(token_budget, "token_budget")
         self.max_sentence_tokens = _positive(max_sentence_tokens or max_tokens_per_sentence(), "max_sentence_tokens")
 
-    def _inputs(self, text, tokens, paragraphs=None, over_limit: str = "raise"):
-        """``(text, tokens, skipped)`` per sentence: ``skipped`` is None, or why it is not labelled."""
+    def prepare(self, text=None, *, tokens=None, paragraphs=None, over_limit: str = "raise") -> list:
+        """The first half of :meth:`predict` (same arguments): split, tokenise and check the input, in
+        plain Python, without the model; a thread may prepare the next input while the model labels
+        this one (``predict --input`` does). Returns what :meth:`label` takes: ``(text, tokens,
+        skipped)`` per sentence, ``skipped`` None or why it is not labelled."""
         if sum(x is not None for x in (text, tokens, paragraphs)) != 1:
             raise PredictionInputError("give one of text (a string or a list of sentence strings), tokens=[[...], ...] "
                                        "or paragraphs=[...]")
@@ -240,7 +243,12 @@ class Predictor:
         paragraph or sentence over its limit with :class:`~data_pipeline.input_limits.InputTooLong`,
         ``"skip"`` returns it unlabelled with ``"skipped"`` (module docstring). Returns one dict per
         sentence (module docstring)."""
-        inputs = self._inputs(text, tokens, paragraphs, over_limit)
+        return self.label(self.prepare(text, tokens=tokens, paragraphs=paragraphs, over_limit=over_limit),
+                          predicates=predicates, parse=parse)
+
+    def label(self, inputs: list, predicates=None, parse=None) -> list[dict]:
+        """The second half of :meth:`predict`: label what :meth:`prepare` returned (``predicates`` and
+        ``parse`` as for :meth:`predict`); one dict per sentence."""
         lengths = [len(toks) for _, toks, _ in inputs]
         model = self.model
         if predicates is not None:
@@ -327,9 +335,7 @@ class ExportPredictor(Predictor):
             for b, i in enumerate(index):
                 yield int(i), {k: v[b] for k, v in out.items()}
 
-    def predict(self, text=None, *, tokens=None, predicates=None, parse=None, paragraphs=None,
-                over_limit="raise") -> list[dict]:
-        inputs = self._inputs(text, tokens, paragraphs, over_limit)
+    def label(self, inputs: list, predicates=None, parse=None) -> list[dict]:
         lengths = [len(toks) for _, toks, _ in inputs]
         if predicates is not None:
             predicates = _check_predicates(predicates, len(inputs), lengths)

@@ -154,6 +154,49 @@ def _read_share(opened: list, size: int):
     return 1.0 if opened[0].closed else opened[0].tell() / size
 
 
+def ahead(items, depth: int = 2):
+    """``items`` as they come, produced by a thread that runs up to ``depth`` items ahead: the next
+    chunk is read and tokenised (Python) while the model labels this one (TensorFlow runs without the
+    GIL), so both cores work. An exception in the thread is raised here, where the item was due."""
+    import queue
+    import threading
+
+    slots: queue.Queue = queue.Queue(maxsize=depth)
+    done, stop = object(), threading.Event()
+
+    def offer(entry) -> bool:
+        """Queue ``entry`` unless the consumer has stopped; whether it was queued."""
+        while not stop.is_set():
+            try:
+                slots.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce():
+        try:
+            for item in items:
+                if not offer(("item", item)):
+                    return
+            offer(("end", done))
+        except BaseException as error:  # noqa: BLE001 - handed to the consumer, raised there
+            offer(("error", error))
+
+    thread = threading.Thread(target=produce, name="predict-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = slots.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+
+
 def run(args) -> int:
     import itertools
     import os
@@ -182,24 +225,30 @@ def run(args) -> int:
     opened: list = []
     size = os.path.getsize(args.input) if args.input and args.input != "-" and os.path.isfile(args.input) else 0
     started = time.perf_counter()
-    try:
+
+    def prepared():
+        """Chunks of units, each with its units prepared for the model (read, split, tokenised)."""
         units = _units(args, opened)
         while True:
             chunk = list(itertools.islice(units, CHUNK))
             if not chunk:
-                break
+                return
+            labelled = [unit for unit in chunk if not unit[3]]
+            if args.parse or args.tokenized:
+                inputs = predictor.prepare(tokens=[u for _, u, _, _ in labelled], over_limit="skip")
+            else:
+                inputs = predictor.prepare(paragraphs=[text for _, text, _, _ in labelled], over_limit="skip")
+            yield chunk, labelled, inputs
+
+    try:
+        for chunk, labelled, inputs in ahead(prepared()):
             for source, _, _, reason in chunk:
                 if reason:
                     skip(source, reason)
-            chunk = [unit for unit in chunk if not unit[3]]
+            chunk = labelled
             if not chunk:
                 continue
-            if args.parse or args.tokenized:
-                results = predictor.predict(tokens=[u for _, u, _, _ in chunk],
-                                            parse=[h for _, _, h, _ in chunk] if args.parse else None,
-                                            over_limit="skip")
-            else:
-                results = predictor.predict(paragraphs=[text for _, text, _, _ in chunk], over_limit="skip")
+            results = predictor.label(inputs, parse=[h for _, _, h, _ in chunk] if args.parse else None)
             for result in results:
                 if "skipped" in result:  # reported and counted, not written
                     skip(chunk[result["skipped"]["input"]][0], result["skipped"]["reason"])
