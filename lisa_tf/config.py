@@ -95,6 +95,12 @@ class ModelConfig:
         contextual_mode: ``concat`` (next to the word embedding) or ``replace`` (instead of it).
         contextual_pooling: a word's vector is its ``first`` word piece's (default) or the ``mean``
             of its pieces'.
+        contextual_trainable: fine-tune the encoder's transformer blocks with the task (default: frozen,
+            read from the feature cache). Its learning rate is ``train.encoder_learning_rate_scale`` ×
+            the task's, times ``train.layer_decay`` per block below the top one.
+        contextual_dropout: the encoder's dropout while it is fine-tuned (BERT's: 0.1).
+        contextual_train_embeddings: fine-tune the word-piece, position and segment embeddings too
+            (default: frozen; they are half of MiniLM's parameters).
     """
 
     kind: Literal["deepatt", "lisa", "sa", "selective", "parser"] = "deepatt"
@@ -115,6 +121,9 @@ class ModelConfig:
     contextual: str = ""
     contextual_mode: Literal["concat", "replace"] = "concat"
     contextual_pooling: Literal["first", "mean"] = "first"
+    contextual_trainable: bool = False
+    contextual_dropout: float = 0.1
+    contextual_train_embeddings: bool = False
     # LISA (Strubell et al. 2018, §2-3); layer indices are 0-based.
     pos_layer: int = 2
     parse_layer: int = 4
@@ -168,6 +177,10 @@ class TrainConfig:
         strategy: ``auto`` (MirroredStrategy over GPUs, default strategy on CPU), ``mirrored``,
             ``multiworker`` (MultiWorkerMirroredStrategy from TF_CONFIG) or ``default``.
         seed: for initialisation, shuffling and dropout.
+        encoder_learning_rate_scale: a fine-tuned contextual encoder's learning rate relative to the
+            task layers' (``model.contextual_trainable``).
+        layer_decay: layer-wise learning-rate decay of a fine-tuned encoder: block ``k`` of ``L`` (and
+            the embeddings, as block 0) learns at ``layer_decay^(L - k)`` × the encoder's rate.
     """
 
     optimizer: Literal["adadelta", "nadam"] = "adadelta"
@@ -190,6 +203,8 @@ class TrainConfig:
     mixed_precision: Literal["auto", "float32", "mixed_bfloat16", "mixed_float16"] = "auto"
     strategy: Literal["auto", "mirrored", "multiworker", "default"] = "auto"
     seed: int = 1
+    encoder_learning_rate_scale: float = 0.05
+    layer_decay: float = 0.9
 
 
 @dataclasses.dataclass
@@ -466,10 +481,17 @@ def validate_config(config: ExperimentConfig) -> None:
     _at_least(config, 1, "model.embedding_size", "model.hidden_size", "model.num_heads", "model.filter_size",
               "model.num_layers", "model.parse_mlp_size", "model.dep_label_mlp_size", "model.srl_mlp_size")
     _at_least(config, 0, "model.predicate_identifier_layers", "model.parse_loss_weight", "model.dep_label_loss_weight")
-    _rate(config, "model.residual_dropout", "model.attention_dropout", "model.relu_dropout", "model.label_smoothing")
+    _rate(config, "model.residual_dropout", "model.attention_dropout", "model.relu_dropout", "model.label_smoothing",
+          "model.contextual_dropout")
     _check_model(config.model)
     train = config.train
-    _positive(config, "train.learning_rate", "train.epsilon")
+    _positive(config, "train.learning_rate", "train.epsilon", "train.encoder_learning_rate_scale", "train.layer_decay")
+    if train.layer_decay > 1:
+        raise ConfigError(f"train.layer_decay must be at most 1 (lower blocks learn no faster than the top one), "
+                          f"found {train.layer_decay}")
+    if config.model.contextual_trainable and not config.model.contextual:
+        raise ConfigError("model.contextual_trainable fine-tunes the contextual encoder; set model.contextual "
+                          "(e.g. \"minilm\") too")
     _rate(config, "train.rho", "train.beta_1", "train.beta_2")
     _at_least(config, 1, "train.warmup_steps", "train.batch_tokens", "train.max_steps", "train.eval_every")
     _at_least(config, 0, "train.clip_norm", "train.patience", "train.max_minutes", "train.keep_weights",

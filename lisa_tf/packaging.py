@@ -220,6 +220,41 @@ def read_card(path: str | os.PathLike) -> dict:
     return json.loads((pathlib.Path(path) / CARD_FILE).read_text())
 
 
+def shipped_names() -> list[str]:
+    """The names of the shipped models (the packaged directories of ``models/``)."""
+    return sorted(p.name for p in SHIPPED.iterdir() if is_package(p)) if SHIPPED.is_dir() else []
+
+
+def shipped_model(name: str, flag: Optional[str] = None) -> pathlib.Path:
+    """The shipped model called ``name`` (``models/NAME``), or a UserError naming the shipped ones."""
+    path = SHIPPED / name
+    if len(pathlib.Path(name).parts) != 1 or not is_package(path):
+        given = f"no {flag} given and " if flag else ""
+        raise PackagingError(f"{given}{name!r} is not a shipped model; shipped: {', '.join(shipped_names()) or 'none'}")
+    return path
+
+
+def model_path(path: Optional[str | os.PathLike], kind: str = "srl", flag: Optional[str] = None) -> pathlib.Path:
+    """What a model argument names: ``None``, the shipped model of ``kind`` (:func:`default_model`); a
+    path that exists, that path; else the shipped model of that name (``"srl"``, ``"parser"``).
+
+    Raises:
+        FileNotFoundError: neither a path nor a shipped model's name (the message lists the names).
+    """
+    if path is None:
+        return default_model(kind, flag)
+    given = pathlib.Path(path)
+    if given.exists():
+        return given
+    name = str(path)
+    if len(given.parts) != 1 or name.endswith(".keras"):  # a path, not a name
+        raise FileNotFoundError(f"{path}: no such file or directory")
+    if is_package(SHIPPED / name):
+        return SHIPPED / name
+    raise FileNotFoundError(f"{path}: no such file or directory, and no shipped model of that name (shipped: "
+                            f"{', '.join(shipped_names()) or 'none'})")
+
+
 def default_model(kind: str = "srl", flag: Optional[str] = None) -> pathlib.Path:
     """The shipped model directory of ``kind``, or a UserError saying how to get one."""
     path = DEFAULT_SRL if kind == "srl" else DEFAULT_PARSER

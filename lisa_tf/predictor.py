@@ -407,7 +407,8 @@ def _has_export(path: pathlib.Path) -> bool:
 def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
          max_sentence_tokens: Optional[int] = None, prefer_export: bool = False) -> Predictor:
     """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
-    model (:mod:`lisa_tf.packaging`) of an SRL model; without ``path``, the shipped model (``models/srl``).
+    model (:mod:`lisa_tf.packaging`) of an SRL model, also by its name (``"srl"``); without ``path``,
+    the shipped model (``models/srl``).
 
     A SavedModel is a program: loading it runs its graph. Give ``load`` only directories you trust.
 
@@ -423,12 +424,10 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
     Raises:
         ParserModelError: the path holds the dependency parser or its export.
     """
-    from lisa_tf.packaging import default_model, is_package
+    from lisa_tf.packaging import is_package, model_path
 
     _positive(token_budget, "token_budget")
-    path = default_model("srl") if path is None else pathlib.Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file or directory")
+    path = model_path(path, "srl")
     limit = max_sentence_tokens or model_max_tokens_per_sentence(path)
     package = is_package(path)
     keras_model = not (package and prefer_export and _has_export(path))

@@ -27,8 +27,10 @@ from lisa_tf.models.contextual import ContextualWordFeatures
 
 
 def frozen_parts(model: keras.Model) -> list:
-    """The frozen pretrained encoders inside ``model`` (none for a model without contextual vectors)."""
-    return [layer for layer in model._flatten_layers(include_self=False) if isinstance(layer, ContextualWordFeatures)]
+    """The frozen pretrained encoders inside ``model`` (none for a model without contextual vectors, or
+    whose encoder is fine-tuned: its weights are the model's own)."""
+    return [layer for layer in model._flatten_layers(include_self=False)
+            if isinstance(layer, ContextualWordFeatures) and not layer.trainable]
 
 
 def save_weights(model: keras.Model, path: str | os.PathLike) -> None:

@@ -3,6 +3,7 @@ the commands that default to them (load(), predict, serve) use them."""
 
 import io
 import json
+import pathlib
 import urllib.request
 from contextlib import redirect_stdout
 
@@ -182,3 +183,24 @@ def test_shipped_parser_gives_a_tree_for_every_ewt_dev_and_test_sentence():
         width = max(len(s) for s in chunk)
         heads = signature(tokens=tf.constant([list(s.words) + [""] * (width - len(s)) for s in chunk]))["heads"]
         assert all(is_tree(row[:len(s)]) for s, row in zip(chunk, heads.numpy().tolist()))
+
+
+def test_shipped_models_are_named_without_a_path(tmp_path, monkeypatch, capsys):
+    """``load("srl")``, ``predict --model parser`` and ``serve --model_name NAME`` name the shipped models
+    (``models/NAME``); a path that exists wins over a name, and an unknown name lists the shipped ones."""
+    import lisa_tf
+    from lisa_tf.cli import main
+    from lisa_tf.packaging import model_path, shipped_names
+
+    assert {"srl", "parser"} <= set(shipped_names())
+    monkeypatch.chdir(tmp_path)
+    assert model_path("srl") == DEFAULT_SRL and model_path("parser", "parser") == DEFAULT_PARSER
+    [frame] = lisa_tf.load("srl").predict("The cat sat on the mat.")
+    assert [p["text"] for p in frame["predicates"]] == ["sat"]
+    (tmp_path / "srl").mkdir()
+    assert model_path("srl") == pathlib.Path("srl")  # a local directory of that name is what was meant
+    with pytest.raises(FileNotFoundError, match=r"srl-huge: no such file or directory, and no shipped model of that "
+                                                r"name \(shipped: .*parser.*srl"):
+        model_path("srl-huge")
+    assert main(["serve", "--model_name", "srl-huge", "--rest_api_port", "0"]) == 2
+    assert "error: no --model_base_path given and 'srl-huge' is not a shipped model; shipped: " in capsys.readouterr().err

@@ -82,10 +82,10 @@ def _load_parser(path):
     import pathlib
 
     from lisa_tf.models import DependencyParser
-    from lisa_tf.packaging import KERAS_FILE, default_model, is_package
+    from lisa_tf.packaging import KERAS_FILE, is_package, model_path
     from lisa_tf.runs import MODEL_FILE, RunError, load_model_file, load_run
 
-    path = default_model("parser", "MODEL") if path is None else pathlib.Path(path)
+    path = model_path(path, "parser", "MODEL")
     if is_package(path):
         path = path / KERAS_FILE
     if (path / "saved_model.pb").exists():

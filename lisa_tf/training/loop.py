@@ -75,7 +75,7 @@ from lisa_tf.atomic_files import partial_directory, write_text
 from lisa_tf.runs import DONE_FILE, MODEL_FILE, check_same_model, read_done, save_model, weights_file
 from lisa_tf.training.callbacks import DevEvaluation, StepLimit, TimeBudget
 from lisa_tf.training.checkpoints import IntervalCheckpoint, restore_checkpoint, save_weights_whole
-from lisa_tf.training.optimizers import make_optimizer
+from lisa_tf.training.optimizers import encoder_learning_rate_scales, make_optimizer
 from lisa_tf.training.precision import set_policy
 from lisa_tf.training.progress import StepProgress, duration
 from lisa_tf.training.strategy import is_chief, make_strategy
@@ -111,11 +111,11 @@ def dev_evaluation(model, dev_sentences, vocabs: Vocabularies, token_budget: int
 
 
 def _training_features(config: ExperimentConfig, model, train_sentences, run_dir: pathlib.Path):
-    """The batch features of training: the model's preprocessor, plus, for a model with a frozen
-    contextual encoder, that encoder's layers read from the feature cache (built here for the
+    """The batch features of training: the model's preprocessor (a fine-tuned encoder runs in the
+    training step on the tokens), plus, for a model with a frozen contextual encoder, that encoder's layers read from the feature cache (built here for the
     sentences not in it yet), so training never runs the encoder. The cache is
     ``RUN/../.contextual-cache``: runs side by side (as ``run_experiments.sh`` writes them) share it."""
-    if not config.model.contextual:
+    if not config.model.contextual or config.model.contextual_trainable:  # a fine-tuned encoder runs in the step
         return model.preprocessor
     from lisa_tf.models.feature_cache import FeatureCache
 
@@ -165,7 +165,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     )
     with strategy.scope():
         model = build_model(config.model, vocabs, embedding_matrix(config, vocabs))
-        model.compile(optimizer=make_optimizer(config.train))
+        model.compile(optimizer=make_optimizer(config.train, encoder_learning_rate_scales(model, config.train)))
         model.build_from_batch()
         restored = restore_checkpoint(model, run_dir / "checkpoints")
     step = restored.step

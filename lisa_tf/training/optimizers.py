@@ -5,14 +5,19 @@
 * LISA (Strubell et al. 2018, §4 / appendix): Nadam (β1 0.9, β2 0.98, ε 1e-12) with
   lr = base · min(step^-0.5, step · warmup^-1.5) (Vaswani et al. 2017, Eqn 3): :class:`WarmupInverseSqrt`.
 * Both clip the global gradient norm (``global_clipnorm``).
+* A fine-tuned contextual encoder learns at a fraction of the rate, less in its lower blocks
+  (:mod:`lisa_tf.training.learning_rate_scales`).
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 import keras
 import tensorflow as tf
 
 from lisa_tf.config import TrainConfig
+from lisa_tf.training.learning_rate_scales import with_learning_rate_scales
 
 
 @keras.saving.register_keras_serializable(package="lisa_tf")
@@ -53,17 +58,27 @@ def learning_rate(config: TrainConfig):
     )
 
 
-def make_optimizer(config: TrainConfig) -> keras.optimizers.Optimizer:
-    """Adadelta or Nadam with the configured schedule and global-norm clipping."""
+def encoder_learning_rate_scales(model: keras.Model, config: TrainConfig) -> dict:
+    """``{variable path: multiplier}`` for the fine-tuned contextual encoders in ``model`` (none when
+    frozen): ``train.encoder_learning_rate_scale`` with ``train.layer_decay`` per block below the top."""
+    from lisa_tf.models.contextual import ContextualWordFeatures  # the models import this module's schedule
+
+    scales = {}
+    for layer in model._flatten_layers(include_self=False):
+        if isinstance(layer, ContextualWordFeatures) and layer.trainable:
+            scales.update(layer.learning_rate_scales(config.encoder_learning_rate_scale, config.layer_decay))
+    return scales
+
+
+def make_optimizer(config: TrainConfig, learning_rate_scales: Optional[dict] = None) -> keras.optimizers.Optimizer:
+    """Adadelta or Nadam with the configured schedule and global-norm clipping; with
+    ``learning_rate_scales`` (a fine-tuned encoder's), some variables learn at a multiple of the rate
+    (:mod:`lisa_tf.training.learning_rate_scales`)."""
     clip = config.clip_norm or None
     if config.optimizer == "adadelta":
-        return keras.optimizers.Adadelta(
-            learning_rate=learning_rate(config), rho=config.rho, epsilon=config.epsilon, global_clipnorm=clip
-        )
-    return keras.optimizers.Nadam(
-        learning_rate=learning_rate(config),
-        beta_1=config.beta_1,
-        beta_2=config.beta_2,
-        epsilon=config.epsilon,
-        global_clipnorm=clip,
-    )
+        cls, options = keras.optimizers.Adadelta, dict(rho=config.rho, epsilon=config.epsilon)
+    else:
+        cls, options = keras.optimizers.Nadam, dict(beta_1=config.beta_1, beta_2=config.beta_2, epsilon=config.epsilon)
+    if learning_rate_scales:
+        cls, options = with_learning_rate_scales(cls), dict(options, learning_rate_scales=learning_rate_scales)
+    return cls(learning_rate=learning_rate(config), global_clipnorm=clip, **options)
