@@ -4,7 +4,8 @@
 #   ./run_experiments.sh conll05 --data-dir DIR [--quick]     your conll05st-release directory
 #   ./run_experiments.sh conll12 --data-dir DIR               OntoNotes *.gold_conll, standard split
 # Options: --parse-dir DIR (external CoNLL-U parses), --all (DeepAtt RNN/CNN too), --models M..., --out DIR,
-#          --contextual (each model also with MiniLM word vectors: the "+ MiniLM" rows).
+#          --contextual (each model also with MiniLM word vectors, frozen and fine-tuned: the "+ MiniLM" and
+#          "+ MiniLM fine-tuned" rows).
 # Creates .venv from requirements.txt when it is missing or stale. Re-running resumes.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -11,12 +11,14 @@ model and make one REST request against the export. Writes ``OUT/results.md``
 (the papers' table layouts), ``OUT/results.json`` and PNG figures. Re-running skips finished work
 and resumes interrupted training (every step is keyed by a file in OUT).
 
-With ``--contextual`` every model is trained a second time with contextual word vectors (the papers'
-"+ELMo" rows): the same config with ``model.contextual=minilm`` (:mod:`lisa_tf.models.contextual`),
-run ``KEY_minilm``, reported as "NAME + MiniLM" beside it, with the same conditions (LISA + MiniLM also
-with the gold and the D&M parse). The D&M parser gets its twin too (``parser_minilm``, parses in
-``OUT/parses/SPLIT_minilm.conllu``): LISA + MiniLM's "+ D&M parse" is that parser's, so the parse injected
-into a model with MiniLM vectors comes from a parser with the same vectors.
+With ``--contextual`` every model is trained twice more with contextual word vectors: the papers'
+"+ELMo" rows, the same config with ``model.contextual=minilm`` (:mod:`lisa_tf.models.contextual`), run
+``KEY_minilm``, reported as "NAME + MiniLM"; and with that encoder fine-tuned
+(``model.contextual_trainable=true``), run ``KEY_finetune``, "NAME + MiniLM fine-tuned"; each with the
+same conditions (LISA's twins also with the gold and the D&M parse). The D&M parser gets the same twins
+(``parser_minilm``, ``parser_finetune``, parses in ``OUT/parses/SPLIT_minilm.conllu`` and
+``SPLIT_finetune.conllu``): the "+ D&M parse" of a LISA twin is its parser twin's, so the parse injected
+into a model with MiniLM vectors comes from a parser with the same vectors, frozen or fine-tuned alike.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import urllib.request
 from typing import Optional, Sequence
 
 from data_pipeline.errors import UserError
-from lisa_tf.evaluation.report import CONTEXTUAL_SUFFIX
+from lisa_tf.evaluation.report import TWINS, base_key
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NAMES = {"parser": "D&M parser", "sa": "SA", "lisa": "LISA", "deepatt_ffn": "DeepAtt-FFN", "deepatt_rnn": "DeepAtt-RNN",
@@ -51,14 +53,22 @@ QUICK = {
 PARSER_QUICK = {"model.lstm_layers": "1", "model.lstm_size": "64", "model.char_embedding_size": "0"}
 
 
-#: The override that turns a model's config into its "+ MiniLM" twin (``--contextual``).
-CONTEXTUAL = {"model.contextual": "minilm"}
+#: The overrides that turn a model's config into each of its twins (``--contextual``), by run-key suffix.
+TWIN_OVERRIDES = {"_minilm": {"model.contextual": "minilm"},
+                  "_finetune": {"model.contextual": "minilm", "model.contextual_trainable": "true"}}
+assert set(TWIN_OVERRIDES) == set(TWINS)
 
 
 def model_name(key: str) -> str:
-    """The table name of a run key: ``lisa`` → "LISA", ``lisa_minilm`` → "LISA + MiniLM"."""
-    base = key.removesuffix(CONTEXTUAL_SUFFIX)
-    return NAMES[base] + (" + MiniLM" if key != base else "")
+    """The table name of a run key: ``lisa`` → "LISA", ``lisa_minilm`` → "LISA + MiniLM",
+    ``lisa_finetune`` → "LISA + MiniLM fine-tuned"."""
+    base = base_key(key)
+    return NAMES[base] + TWINS.get(key[len(base):], "")
+
+
+def _twin_overrides(key: str) -> list:
+    """The ``section.key=value`` overrides of the run key's twin (none for the model itself)."""
+    return [f"{k}={v}" for k, v in TWIN_OVERRIDES.get(key[len(base_key(key)):], {}).items()]
 
 
 class DatasetLayoutError(UserError):
@@ -155,7 +165,8 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
                     extra: Sequence[str] = ()) -> dict:
     """Run the study; returns the results dict also written to ``OUT/results.json``.
 
-    ``contextual`` adds, after each model, its twin with MiniLM word vectors (run key ``KEY_minilm``).
+    ``contextual`` adds, after each model, its twins with MiniLM word vectors, frozen and fine-tuned
+    (run keys ``KEY_minilm``, ``KEY_finetune``).
     ``extra`` (``section.key=value``) apply to every model trained, the parsers included, after
     the configs and ``quick``'s settings (``--set``: e.g. fewer steps for a smoke test)."""
     from export.saved_model import export_run
@@ -170,31 +181,31 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
     out.mkdir(parents=True, exist_ok=True)
     if models is None:
         models = ["sa", "lisa", "deepatt_ffn", "selective"] + (["deepatt_rnn", "deepatt_cnn"] if all_models else [])
-    unknown = [m for m in models if m.removesuffix(CONTEXTUAL_SUFFIX) not in NAMES or m == "parser"]
+    unknown = [m for m in models if base_key(m) not in NAMES or m == "parser"]
     if unknown:
         raise DatasetLayoutError(f"--models: unknown model {unknown[0]!r}; expected some of "
                                  f"{', '.join(k for k in NAMES if k != 'parser')}")
     if contextual:
-        models = [run for m in models for run in (m, m + CONTEXTUAL_SUFFIX)]
+        models = [run for m in models for run in (m, *(m + suffix for suffix in TWINS))]
     models = list(dict.fromkeys(models))
     splits = {"dev": dataset.dev, **dataset.tests}
     results: dict = {"dataset": dataset_name, "quick": quick, "models": {}}
     started = time.time()
     length_series = {}
-    twin_parses: dict = {}  # the MiniLM parser's parse of each split, for LISA + MiniLM
-    if parse_dir is None and any(m.removesuffix(CONTEXTUAL_SUFFIX) == "lisa" for m in models):
+    twin_parses: dict = {}  # per twin suffix, its parser twin's parse of each split, for LISA's twin
+    if parse_dir is None and any(base_key(m) == "lisa" for m in models):
         results["parser"], dataset.external_parses = _dm_parses(dataset, splits, out, quick, extra=extra)
         dataset.parse_source = results["parse_source"] = "D&M"
-        if "lisa" + CONTEXTUAL_SUFFIX in models:
-            twin = "parser" + CONTEXTUAL_SUFFIX
-            results[twin], twin_parses = _dm_parses(dataset, splits, out, quick, twin, extra=extra)
+        for suffix in (s for s in TWINS if "lisa" + s in models):
+            twin = "parser" + suffix
+            results[twin], twin_parses[suffix] = _dm_parses(dataset, splits, out, quick, twin, extra=extra)
     for key in models:
-        base = key.removesuffix(CONTEXTUAL_SUFFIX)
+        base = base_key(key)
         config_path = ROOT / "configs" / dataset_name / f"{base}.toml"
         overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
         if quick:
             overrides += [f"{k}={v}" for k, v in QUICK.items()]
-        twin = [f"{k}={v}" for k, v in CONTEXTUAL.items()] if key != base else []
+        twin = _twin_overrides(key)
         config = load_config(config_path, overrides + twin + list(extra))
         run_dir = out / "runs" / key
         source = " + ".join([str(config_path.relative_to(ROOT)), *twin, *extra])
@@ -208,7 +219,7 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
             conditions["gold_predicates"] = {"gold_predicates": True}
             if base == "lisa":
                 conditions["gold_parse"] = {"gold_parse": True}
-                parses = twin_parses if key != base and twin_parses else dataset.external_parses
+                parses = twin_parses.get(key[len(base):]) or dataset.external_parses
                 if split in parses:
                     conditions["external_parse"] = {"parse": parses[split]}
             for condition, options in conditions.items():
@@ -282,8 +293,8 @@ def _syntax_heatmap(run_dir: pathlib.Path, dataset: Dataset, png: pathlib.Path) 
 
 def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, key: str = "parser",
                extra: Sequence[str] = ()) -> tuple:
-    """Train the Dozat & Manning parser (run ``OUT/runs/KEY``; ``parser_minilm``: with MiniLM vectors)
-    and parse every split's words into ``OUT/parses/SPLIT.conllu`` (``SPLIT_minilm.conllu``), the
+    """Train the Dozat & Manning parser (run ``OUT/runs/KEY``; ``parser_minilm``, ``parser_finetune``: its
+    twins) and parse every split's words into ``OUT/parses/SPLIT.conllu`` (``SPLIT_minilm.conllu``, …), the
     paper's "+D&M" parses. Returns the parser's entry (its training summary and, per split, UAS/LAS/POS
     against the split's gold trees, punctuation excluded, with the parsing time) and the parse file of
     each split."""
@@ -301,7 +312,7 @@ def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, k
         overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
     if quick:
         overrides += [f"{k}={v}" for k, v in {**QUICK, **PARSER_QUICK}.items()]
-    twin = [f"{k}={v}" for k, v in CONTEXTUAL.items()] if key != "parser" else []
+    twin = _twin_overrides(key)
     config = load_config(config_path, overrides + twin + list(extra))
     run_dir = out / "runs" / key
     source = " + ".join([str(config_path.relative_to(ROOT)), *twin, *extra])

@@ -50,31 +50,39 @@ def _check_results(out: pathlib.Path, splits, models):
 
 
 def test_open_quick_contextual_end_to_end_and_resume(tmp_path):
-    """LISA and its twin with MiniLM word vectors (``--contextual``), with the D&M parser; a predicate
+    """LISA and its twins with MiniLM word vectors, frozen and fine-tuned (``--contextual``), with the D&M
+    parser and its twins; a predicate
     model runs in the conll05 test below (SA is LISA with syntax off: tests/models/test_lisa.py)."""
     out = tmp_path / "open"
     args = ["open", "--quick", "--out", str(out), "--models", "lisa", "--contextual", *SMOKE]
     first = _run(args, tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
-    results = _check_results(out, ["dev", "test"], ("lisa", "lisa_minilm"))
-    for key, contextual in (("lisa", ""), ("lisa_minilm", "minilm")):
-        assert json.loads((out / "runs" / key / "config.json").read_text())["model"]["contextual"] == contextual
+    results = _check_results(out, ["dev", "test"], ("lisa", "lisa_minilm", "lisa_finetune"))
+    for key, contextual, trainable in (("lisa", "", False), ("lisa_minilm", "minilm", False),
+                                       ("lisa_finetune", "minilm", True)):
+        model = json.loads((out / "runs" / key / "config.json").read_text())["model"]
+        assert (model["contextual"], model["contextual_trainable"]) == (contextual, trainable), key
     text = (out / "results.md").read_text()
-    for row in ("| LISA + MiniLM |", "| LISA + MiniLM + gold parse |", "| LISA + MiniLM + D&M parse |",
-                "| D&M parser + MiniLM (Dev) |"):
-        assert text.count(row) >= 1, row
-    # the D&M parser's twin has MiniLM vectors too, and its parse is the one LISA + MiniLM is given
-    assert json.loads((out / "runs" / "parser_minilm" / "config.json").read_text())["model"]["contextual"] == "minilm"
+    for twin in ("+ MiniLM", "+ MiniLM fine-tuned"):
+        for row in (f"| LISA {twin} |", f"| LISA {twin} + gold parse |", f"| LISA {twin} + D&M parse |",
+                    f"| D&M parser {twin} (Dev) |"):
+            assert text.count(row) >= 1, row
+    # the D&M parser's twins have MiniLM vectors too, and each one's parse is the one its LISA twin is given
+    for suffix, trainable in (("_minilm", False), ("_finetune", True)):
+        model = json.loads((out / "runs" / f"parser{suffix}" / "config.json").read_text())["model"]
+        assert (model["contextual"], model["contextual_trainable"]) == ("minilm", trainable)
+        for split in ("dev", "test"):
+            twin_parse = out / "parses" / f"{split}{suffix}.conllu"
+            assert twin_parse.exists() and 0.0 <= results[f"parser{suffix}"]["eval"][f"{split}.parse"]["uas"] <= 100.0
+            assert results["models"][f"lisa{suffix}"]["eval"][f"{split}.external_parse"]["condition"] == f"parse {twin_parse}"
     for split in ("dev", "test"):
-        twin_parse = out / "parses" / f"{split}_minilm.conllu"
-        assert twin_parse.exists() and 0.0 <= results["parser_minilm"]["eval"][f"{split}.parse"]["uas"] <= 100.0
-        assert results["models"]["lisa_minilm"]["eval"][f"{split}.external_parse"]["condition"] == f"parse {twin_parse}"
         assert results["models"]["lisa"]["eval"][f"{split}.external_parse"]["condition"] == f"parse {out / 'parses' / f'{split}.conllu'}"
     # a second invocation finds everything done and recomputes nothing
     second = _run(args, tmp_path)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "training already finished" in second.stdout and "exporting" not in second.stdout
-    assert json.loads((out / "results.json").read_text())["models"]["lisa_minilm"]["eval"] == results["models"]["lisa_minilm"]["eval"]
+    again = json.loads((out / "results.json").read_text())["models"]
+    assert all(again[key]["eval"] == results["models"][key]["eval"] for key in ("lisa_minilm", "lisa_finetune"))
 
 
 def test_conll05_quick_on_a_miniature_release_tree(tmp_path):

@@ -11,8 +11,9 @@ def add_arguments(parser):
     parser.add_argument("--all", action="store_true", help="also DeepAtt-RNN and DeepAtt-CNN")
     parser.add_argument("--models", nargs="+", help="only these (sa lisa deepatt_ffn selective ...)")
     parser.add_argument("--contextual", action="store_true",
-                        help="also train each model with MiniLM word vectors (requirements-contextual.txt): "
-                             "the \"+ MiniLM\" rows, the papers' +ELMo condition")
+                        help="also train each model with MiniLM word vectors (requirements-contextual.txt), the "
+                             "encoder frozen (the \"+ MiniLM\" rows, the papers' +ELMo condition) and fine-tuned "
+                             "(the \"+ MiniLM fine-tuned\" rows)")
     parser.add_argument("--out", help="output directory (default results/DATASET[-quick])")
     parser.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
                         help="config overrides for every model trained, parsers included (after the configs and "

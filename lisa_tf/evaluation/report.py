@@ -6,13 +6,19 @@ from lisa_tf.evaluation.tables import parsing_table, predicate_table, srl_table
 
 SPLIT_NAMES = {"dev": "Dev", "test": "Test", "wsj": "WSJ Test", "brown": "Brown Test"}
 
-#: The run key of a model's twin with contextual word vectors (``--contextual``): ``lisa_minilm``.
-CONTEXTUAL_SUFFIX = "_minilm"
+#: The run-key suffixes of a model's twins with contextual word vectors (``--contextual``): the frozen
+#: encoder's (``lisa_minilm``) and the fine-tuned one's (``lisa_finetune``), with their table names.
+TWINS = {"_minilm": " + MiniLM", "_finetune": " + MiniLM fine-tuned"}
+
+
+def base_key(key: str) -> str:
+    """The model of a run key: ``lisa_finetune`` → ``lisa``."""
+    return next((key.removesuffix(suffix) for suffix in TWINS if key.endswith(suffix)), key)
 
 
 def _with_twins(keys) -> list:
-    """Each model key followed by its contextual twin's: a "+ MiniLM" row sits under its model's."""
-    return [run for key in keys for run in (key, key + CONTEXTUAL_SUFFIX)]
+    """Each model key followed by its twins': the "+ MiniLM" rows sit under their model's."""
+    return [run for key in keys for run in (key, *(key + suffix for suffix in TWINS))]
 
 
 def _rows(results: dict, splits, condition: str, metric: str, models) -> dict:
@@ -63,7 +69,7 @@ def results_markdown(results: dict, splits) -> str:
                 detection.setdefault(entry["name"], {})[SPLIT_NAMES.get(split, split)] = {
                     k: scores[f"predicate_{k}"] for k in ("precision", "recall", "f1")}
     for parser in filter(None, (results.get(key) for key in _with_twins(["parser"]))):
-        # the "+D&M" parser itself (and its MiniLM twin), against the gold trees
+        # the "+D&M" parser itself (and its MiniLM twins), against the gold trees
         for split in splits:
             scores = parser["eval"].get(f"{split}.parse")
             if scores:
