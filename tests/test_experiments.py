@@ -1,15 +1,15 @@
-"""run_experiments end to end: ``open --quick --contextual`` on the shipped data, and ``conll05 --quick``
-on a miniature conll05st-release tree laid out from the public CoNLL-2005 test sets."""
+"""run_experiments end to end: ``open --quick --contextual`` on the shipped data (``conll05 --quick``:
+tests/test_experiments_conll05.py, a file of its own so that the two long runs go to different test
+workers)."""
 
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
 
-from tests.conftest import ROOT, shared_path
+from tests.conftest import ROOT
 
 
 #: Fewer steps and sentences than --quick's (``--set``): the tests check the pipeline, not the models.
@@ -83,28 +83,3 @@ def test_open_quick_contextual_end_to_end_and_resume(tmp_path):
     assert "training already finished" in second.stdout and "exporting" not in second.stdout
     again = json.loads((out / "results.json").read_text())["models"]
     assert all(again[key]["eval"] == results["models"][key]["eval"] for key in ("lisa_minilm", "lisa_finetune"))
-
-
-def test_conll05_quick_on_a_miniature_release_tree(tmp_path):
-    release = shared_path("conll05st", "conll05st-release")
-    tree = tmp_path / "conll05st-release"
-    layout = {"train": "test.wsj", "devel": "test.wsj", "test.wsj": "test.wsj", "test.brown": "test.brown"}
-    for split, source in layout.items():
-        for layer in ("words", "props", "synt.cha"):
-            (tree / split / layer).mkdir(parents=True)
-            shutil.copy(release / source / layer / f"{source}.{layer}.gz", tree / split / layer / f"{split}.{layer}.gz")
-    out = tmp_path / "conll05"
-    # One sentence model (with the parser of the "+D&M" rows) and one predicate model: the data layout
-    # is what this test is about; open --quick above runs a "+ MiniLM" twin.
-    models = ("lisa", "deepatt_ffn")
-    result = _run(["conll05", "--data-dir", str(tree), "--quick", "--out", str(out), "--models", *models, *SMOKE],
-                  tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    _check_results(out, ["dev", "wsj", "brown"], models)
-
-
-def test_incomplete_data_dir_says_what_is_expected(tmp_path):
-    (tmp_path / "release" / "train" / "props").mkdir(parents=True)
-    result = _run(["conll05", "--data-dir", str(tmp_path / "release"), "--quick"], tmp_path)
-    assert result.returncode == 2
-    assert "train/words/" in result.stderr and "Penn Treebank" in result.stderr
