@@ -113,9 +113,10 @@ def _register_ops(meta_graph) -> None:
         import tensorflow_text  # noqa: F401  (registers the ops)
 
 
-def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
-    """Load one SavedModel version directory, describe its signatures and replay its warm-up requests
-    (:func:`export.warmup.replay_warmup_requests`), so that its first client is served as fast as the rest.
+def load_version(version: int, version_dir: os.PathLike | str, warmup: bool = True) -> ModelVersion:
+    """Load one SavedModel version directory, describe its signatures and (``warmup``, what a server
+    wants) replay its warm-up requests (:func:`export.warmup.replay_warmup_requests`), so that its first
+    client is served as fast as the rest; a one-off command that calls one signature passes False.
 
     Raises:
         DataFormatError: the directory is not a loadable SavedModel.
@@ -148,7 +149,7 @@ def load_version(version: int, version_dir: os.PathLike | str) -> ModelVersion:
             function=module.signatures[name],
         )
     signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
-    replayed = replay_warmup_requests(version_dir, signatures)
+    replayed = replay_warmup_requests(version_dir, signatures) if warmup else 0
     return ModelVersion(version, version_dir, signatures, signature_def_json, module,
                         training_token_budget(version_dir), longest_training_sentence(version_dir), replayed)
 

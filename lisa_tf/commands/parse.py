@@ -91,7 +91,7 @@ def _load_parser(path):
     if (path / "saved_model.pb").exists():
         from export.model_versions import load_version
 
-        signature = load_version(0, path).signatures.get("serving_default")
+        signature = load_version(0, path, warmup=False).signatures.get("serving_default")
         if signature is None or "heads" not in signature.outputs or set(signature.inputs) != {"tokens"}:
             raise RunError(f"{path}: a SavedModel that is not a dependency parser's export (expected a serving_default "
                            "signature taking only tokens and answering heads)")

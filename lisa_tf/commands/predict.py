@@ -162,7 +162,7 @@ def ahead(items, depth: int = 2):
     import threading
 
     slots: queue.Queue = queue.Queue(maxsize=depth)
-    done, stop = object(), threading.Event()
+    stop = threading.Event()
 
     def offer(entry) -> bool:
         """Queue ``entry`` unless the consumer has stopped; whether it was queued."""
@@ -179,7 +179,7 @@ def ahead(items, depth: int = 2):
             for item in items:
                 if not offer(("item", item)):
                     return
-            offer(("end", done))
+            offer(("end", None))
         except BaseException as error:  # noqa: BLE001 - handed to the consumer, raised there
             offer(("error", error))
 

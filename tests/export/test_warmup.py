@@ -72,6 +72,7 @@ def test_a_version_replays_its_records_before_it_is_served(tiny_version):
     write_warmup_requests(tiny_version, {"serving_default": ["tokens"], "with_parse": ["tokens", "parse_heads"],
                                          "sentences": ["sentences"]})
     assert load_version(1, tiny_version).warmup_requests == 3
+    assert load_version(1, tiny_version, warmup=False).warmup_requests == 0  # a one-off command's load
     shutil.rmtree(tiny_version / WARMUP_FILE.parent)
     assert load_version(1, tiny_version).warmup_requests == 0
 
