@@ -403,7 +403,8 @@ def resume_point(lengths: Sequence[int], boundaries: Sequence[int], sizes: Seque
 
 
 def _gather_batch(columns: dict) -> Callable[[dict], dict]:
-    """The function that turns a batch of example indices (``{"index": [B], "length": [B]}``) into
+    """The function that turns a batch of example indices (``{"index": [B], "length": [B]}``, the
+    length the batching counted, which may be more than the tokens) into
     the batch of padded features: each column's rows gathered and padded with 0 / ``""`` to the
     batch's longest row, as ``padded_batch`` would pad the examples."""
 
@@ -414,7 +415,7 @@ def _gather_batch(columns: dict) -> Callable[[dict], dict]:
             if isinstance(value, tf.RaggedTensor):
                 if value.ragged_rank == 2:  # sentence-layout srl_tag_ids [B, P, T]
                     # T is the batch's longest sentence, also when no sentence has a predicate.
-                    width = tf.reduce_max(tf.cast(batch["length"], tf.int64))
+                    width = tf.reduce_max(tf.cast(tf.gather(columns["length"], batch["index"]), tf.int64))
                     value = value.to_tensor(shape=tf.concat([value.bounding_shape()[:2], [width]], 0))
                 else:
                     value = value.to_tensor()
@@ -491,6 +492,7 @@ def make_dataset(
     repeat: bool = False,
     preprocess: Optional[Callable[[dict], dict]] = None,
     start: int = 0,
+    sentence_lengths: Optional[Sequence[int]] = None,
 ) -> tuple[tf.data.Dataset, DatasetReport]:
     """Padded, token-budget batches of ``sentences`` (one pass = one epoch; ``repeat=True`` for more).
 
@@ -517,6 +519,10 @@ def make_dataset(
         start: leave out the first ``start`` batches (``repeat`` only): the position of a resumed
             training run in the batch sequence. The batches left out are not computed
             (:func:`resume_point`).
+        sentence_lengths: the length each sentence counts for in buckets and the budget, when its
+            cost is not its token count (a fine-tuned encoder's word pieces: a batch of 2,000
+            one-word sentences that are URLs is 2,000 × 40 pieces); at least the token count is used.
+            None counts tokens.
 
     Returns:
         ``(dataset, report)``.
@@ -526,20 +532,25 @@ def make_dataset(
     examples, report = encode(sentences, vocabs, layout, unknown_labels)
     if not examples:
         raise ValueError(f"no examples to batch: {report.sentences} sentences, layout {layout!r}")
+    lengths = [e["length"] for e in examples]
+    if sentence_lengths is not None:
+        if len(sentence_lengths) != len(sentences):
+            raise ValueError(f"sentence_lengths has {len(sentence_lengths)} entries for {len(sentences)} sentences")
+        lengths = [max(e["length"], int(sentence_lengths[e["sentence_index"]])) for e in examples]
+    longest = max(lengths)
     if boundaries is None:
-        boundaries = length_buckets(report.max_length, bucket_growth)
+        boundaries = length_buckets(longest, bucket_growth)
     boundaries = [int(b) for b in boundaries]
     if any(b <= a for a, b in zip(boundaries, boundaries[1:])) or not boundaries or boundaries[0] < 1:
         raise ValueError(f"bucket boundaries must be positive and increasing, found {boundaries}")
-    sizes = bucket_batch_sizes(boundaries, token_budget, report.max_length, batch_multiple)
+    sizes = bucket_batch_sizes(boundaries, token_budget, longest, batch_multiple)
     report.token_budget = token_budget
     report.bucket_boundaries = boundaries
     report.bucket_batch_sizes = sizes
-    report.over_budget_examples = sum(e["length"] > token_budget for e in examples)
+    report.over_budget_examples = sum(length > token_budget for length in lengths)
 
     # Batches are formed from (index, length) pairs and their features gathered afterwards: the
     # batches before ``start`` are neither bucketed (see resume_point) nor gathered nor preprocessed.
-    lengths = [e["length"] for e in examples]
     if start and not repeat:
         raise ValueError("start needs repeat=True")
     if start:

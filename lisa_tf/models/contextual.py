@@ -34,6 +34,7 @@ import pathlib
 from typing import Optional
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from data_pipeline.errors import UserError
@@ -250,6 +251,19 @@ class ContextualWordFeatures(keras.layers.Layer):
         pooling = tf.scatter_nd(word_index, span, tf.concat([tf.shape(tokens, out_type=tf.int64),
                                                             tf.shape(token_ids, out_type=tf.int64)[1:]], 0))
         return token_ids, padding_mask, pooling
+
+    def piece_lengths(self, sentences) -> list[int]:
+        """The encoder's input length for each sentence (a list of words): ``[CLS]``, each word's
+        pieces (at least one, as :meth:`word_pieces` counts them), ``[SEP]``, at most ``max_pieces``.
+        A fine-tuned encoder's cost grows with these, not with the word count; training batches by them."""
+        words = [word for sentence in sentences for word in sentence]
+        if not words:
+            return [2 for _ in sentences]
+        counts = tf.maximum(self._tokenize(tf.constant(words)).row_lengths(), 1).numpy()
+        ends = np.cumsum([len(sentence) for sentence in sentences])
+        sums = np.concatenate([[0], np.cumsum(counts)])
+        starts = np.concatenate([[0], ends[:-1]])
+        return [int(min(sums[end] - sums[start] + 2, self.max_pieces)) for start, end in zip(starts, ends)]
 
     def embedding_layers(self) -> list:
         """The encoder's word-piece, position and segment embeddings and their layer norm (block 0)."""

@@ -125,6 +125,20 @@ def _training_features(config: ExperimentConfig, model, train_sentences, run_dir
     return lambda features: cache.attach(model.preprocessor(features))
 
 
+def _encoder_lengths(model, sentences) -> Optional[list[int]]:
+    """For a model whose contextual encoder trains in the step, each sentence's word-piece length
+    (batches are bounded by it: the encoder's activations kept for the gradient grow with pieces,
+    and a batch of many one-word sentences with long pieces would otherwise hold gigabytes);
+    None (token counts) otherwise."""
+    from lisa_tf.models.contextual import ContextualWordFeatures
+
+    encoders = [layer for layer in model._flatten_layers(include_self=False)
+                if isinstance(layer, ContextualWordFeatures) and layer.trainable]
+    if not encoders:
+        return None
+    return encoders[0].piece_lengths([s.words for s in sentences])
+
+
 def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Optional[int] = None) -> dict:
     """Train (or resume) the experiment in ``run_dir``; returns the run's summary (``done.json``).
 
@@ -186,6 +200,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         repeat=True,
         preprocess=_training_features(config, model, train_sentences, run_dir),
         start=position,
+        sentence_lengths=_encoder_lengths(model, train_sentences),
     )
     print(f"training examples: {report.examples} ({report.tokens} tokens)", flush=True)
     if report.bio.get("nested_spans"):

@@ -82,3 +82,45 @@ def test_fine_tuning_settings_are_checked():
         validate_config(load_config(None, tiny_overrides(**{**TINY_LISA, "train.layer_decay": "1.5"})))
     with pytest.raises(ConfigError, match="model.contextual_dropout must be in"):
         validate_config(load_config(None, tiny_overrides(**{**TINY_LISA, "model.contextual_dropout": "1.0"})))
+
+
+def test_fine_tuning_batches_are_bounded_by_word_pieces():
+    """A fine-tuned encoder's memory grows with word pieces, not words: EWT train has one-word
+    sentences of 76 pieces (rules of dashes) that a 2,500-token budget would batch 2,500 at a time.
+    ``piece_lengths`` counts each sentence's encoder input exactly as the encoder builds it, and
+    batches formed by it stay within the budget in pieces."""
+    from data_pipeline.dataset import make_dataset
+    from data_pipeline.splits import read_split
+    from data_pipeline.vocab import Vocabularies
+    from tests.conftest import DATA
+
+    sentences = read_split(str(DATA / "propbank-ewt" / "train.gold_conll.gz"), "conll12")
+    encoder = ContextualWordFeatures("minilm")
+    lengths = encoder.piece_lengths([s.words for s in sentences])
+    wordy = sorted(range(len(sentences)), key=lambda i: len(sentences[i]) - lengths[i])[:40]
+    plain = [i for i in range(0, len(sentences), 97)][:60]
+    picked = [sentences[i] for i in wordy + plain]
+    assert max(lengths[i] - len(sentences[i]) for i in wordy) > 50
+    picked_lengths = [lengths[i] for i in wordy + plain]
+    budget = 300
+    vocabs = Vocabularies.build(picked)
+
+    def piece_slots(dataset):
+        slots = []
+        for batch in dataset:
+            tokens = batch["tokens"]  # padded with ""
+            assert batch["srl_tag_ids"].shape[-1] == tokens.shape[1] == batch["length"].numpy().max()
+            token_ids, _, _ = encoder.word_pieces(tokens, tf.not_equal(tokens, ""))
+            np.testing.assert_array_equal(  # the counted lengths are the encoder's own
+                np.sort(tf.reduce_sum(tf.cast(token_ids != 0, tf.int32), axis=1).numpy()),
+                np.sort([picked_lengths[i] for i in batch["sentence_index"].numpy()]))
+            slots.append((token_ids.shape[0], token_ids.shape[0] * token_ids.shape[1]))
+        return slots
+
+    by_words, _ = make_dataset(picked, vocabs, token_budget=budget, shuffle=False)
+    by_pieces, report = make_dataset(picked, vocabs, token_budget=budget, shuffle=False, sentence_lengths=picked_lengths)
+    assert max(slots for _, slots in piece_slots(by_words)) > 3 * budget  # what ran out of memory
+    assert all(slots <= budget or size == 1 for size, slots in piece_slots(by_pieces))
+    assert report.over_budget_examples == 0
+    with pytest.raises(ValueError, match="sentence_lengths has 3 entries for 100 sentences"):
+        make_dataset(picked, vocabs, token_budget=budget, sentence_lengths=[5, 5, 5])
