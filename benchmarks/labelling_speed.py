@@ -260,9 +260,9 @@ def measure(model_path: str, count: int, single: int, clients: int, repeats: int
         path, base = pathlib.Path(model_path), scratch / "export" / "srl"
         if (path / "config.json").exists():  # a run
             export_run(path, base / "1", model=keras_predictor.model)
-        else:  # its limits from a packaged model's export, if any
-            assets = {name: path / "1" / "assets" / name for name in ("config.json", "vocab_info.json")
-                      if (path / "1" / "assets" / name).exists()}
+        else:  # its limits from a packaged model's assets, if any
+            assets = {name: path / "assets" / name for name in ("config.json", "vocab_info.json")
+                      if (path / "assets" / name).exists()}
             export_model(keras_predictor.model, base / "1", assets)
         export_predictor = lisa_tf.load(base)
         record["export_tokens"] = round(_best_rate(lambda: export_predictor.predict(tokens=words), tokens, repeats))

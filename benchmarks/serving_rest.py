@@ -20,7 +20,7 @@ inputs ``--predicate_index``. The run is bounded by the request counts and stops
 server process is stopped at the end.
 
 Prints a table and writes ``benchmarks/out/serving_rest.json``.
-Run: ``PYTHONPATH=. python benchmarks/serving_rest.py MODEL_BASE_PATH [--signature_name with_parse]``.
+Run: ``PYTHONPATH=. python benchmarks/serving_rest.py MODEL_BASE_PATH|PACKAGE [--signature_name with_parse]``.
 """
 
 from __future__ import annotations
@@ -222,8 +222,14 @@ def _stop(process: subprocess.Popen) -> None:
 
 def run(args: argparse.Namespace) -> dict:
     """Measure the raw SavedModel, then the server without and with batching; returns the result record."""
+    from lisa_tf.packaging import is_package
+
     base_path = pathlib.Path(args.model_base_path).resolve()
     model_name = args.model_name or base_path.name
+    if is_package(base_path):  # a packaged model: its cached export (lisa_tf.export_cache)
+        from lisa_tf.export_cache import build_export
+
+        base_path = build_export(base_path)
     tokens = args.sentence.split()
     path = f"/v1/models/{model_name}:predict"
     servers: dict = {}

@@ -56,7 +56,8 @@ def _read_json_key(path: pathlib.Path, *keys: str) -> Optional[int]:
 
 
 def _assets(directory: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
-    """``(config.json, vocab_info.json)`` of an export version directory or of a run directory."""
+    """``(config.json, vocab_info.json)`` of an export version directory or a packaged model (in
+    ``assets/``), or of a run directory."""
     if (directory / "assets").is_dir():
         return directory / "assets" / "config.json", directory / "assets" / "vocab_info.json"
     return directory / "config.json", directory / "vocab" / "vocab_info.json"
@@ -76,13 +77,13 @@ def longest_training_sentence(directory: str | os.PathLike) -> Optional[int]:
 
 def sizes_directory(model_path: str | os.PathLike) -> Optional[pathlib.Path]:
     """Where the training data sizes of a model path are recorded: an export version directory (a
-    package's or a base directory's highest version), a run directory (also for its ``model.keras``);
+    base directory's highest version), a packaged model, a run directory (also for its ``model.keras``);
     ``None`` for a ``.keras`` file outside a run, which records neither."""
     path = pathlib.Path(model_path)
     if path.is_file():
         return path.parent if (path.parent / "config.json").exists() else None
-    if (path / "saved_model.pb").exists() or (path / "config.json").exists():
-        return path
+    if (path / "saved_model.pb").exists() or (path / "config.json").exists() or (path / "assets" / "config.json").exists():
+        return path  # an export, a run, or a package (its assets/ as an export's)
     versions = [p for p in path.iterdir() if parse_version(p.name) is not None] if path.is_dir() else []
     return max(versions, key=lambda p: parse_version(p.name)) if versions else None
 

@@ -82,7 +82,8 @@ from lisa_tf.decoding.bio_spans import bio_spans
 from lisa_tf.decoding.head_indices import to_conllu
 from lisa_tf.models import DependencyParser
 from lisa_tf.predict import decode_batch
-from lisa_tf.runs import load_run
+from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS
+from lisa_tf.runs import load_model_file, load_run
 
 from export.paragraph_layout import paragraph_layout
 from export.warmup import write_warmup_requests
@@ -389,4 +390,16 @@ def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: 
     info = pathlib.Path(run_dir) / "vocab" / "vocab_info.json"
     if info.exists():
         assets["vocab_info.json"] = info
+    return export_model(model, out_dir, assets)
+
+
+def export_package(package: str | os.PathLike, out_dir: str | os.PathLike) -> pathlib.Path:
+    """Export a packaged model (:mod:`lisa_tf.packaging`: ``model.keras`` with its run's
+    ``assets/config.json`` and ``assets/vocab_info.json``, which become the export's assets) to
+    ``out_dir``; float32 whatever precision the package stores its weights in."""
+    package = pathlib.Path(package)
+    check_export_dir(out_dir)  # before the model is loaded
+    model = load_model_file(package / KERAS_FILE, dtype_policy="float32")
+    assets = {name: package / PACKAGE_ASSETS / name for name in ("config.json", "vocab_info.json")
+              if (package / PACKAGE_ASSETS / name).exists()}
     return export_model(model, out_dir, assets)

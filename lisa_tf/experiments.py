@@ -66,9 +66,16 @@ def model_name(key: str) -> str:
     return NAMES[base] + TWINS.get(key[len(base):], "")
 
 
-def _twin_overrides(key: str) -> list:
-    """The ``section.key=value`` overrides of the run key's twin (none for the model itself)."""
-    return [f"{k}={v}" for k, v in TWIN_OVERRIDES.get(key[len(base_key(key)):], {}).items()]
+def _config_source(dataset_name: str, key: str) -> tuple[pathlib.Path, list]:
+    """The config file of run ``key`` and the overrides that make it: ``configs/DATASET/KEY.toml``
+    when the dataset has one for it (``lisa_finetune.toml``: a twin tuned in its own file), else the
+    base model's file with the twin's ``section.key=value`` overrides (none for the model itself)."""
+    own = ROOT / "configs" / dataset_name / f"{key}.toml"
+    if own.exists():
+        return own, []
+    base = base_key(key)
+    return (ROOT / "configs" / dataset_name / f"{base}.toml",
+            [f"{k}={v}" for k, v in TWIN_OVERRIDES.get(key[len(base):], {}).items()])
 
 
 class DatasetLayoutError(UserError):
@@ -194,18 +201,19 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
     length_series = {}
     twin_parses: dict = {}  # per twin suffix, its parser twin's parse of each split, for LISA's twin
     if parse_dir is None and any(base_key(m) == "lisa" for m in models):
-        results["parser"], dataset.external_parses = _dm_parses(dataset, splits, out, quick, extra=extra)
+        # each LISA gets its parser's twin: "lisa" the GloVe parser, "lisa_finetune" the fine-tuned one
+        if "lisa" in models:
+            results["parser"], dataset.external_parses = _dm_parses(dataset, splits, out, quick, extra=extra)
         dataset.parse_source = results["parse_source"] = "D&M"
         for suffix in (s for s in TWINS if "lisa" + s in models):
             twin = "parser" + suffix
             results[twin], twin_parses[suffix] = _dm_parses(dataset, splits, out, quick, twin, extra=extra)
     for key in models:
         base = base_key(key)
-        config_path = ROOT / "configs" / dataset_name / f"{base}.toml"
+        config_path, twin = _config_source(dataset_name, key)
         overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
         if quick:
             overrides += [f"{k}={v}" for k, v in QUICK.items()]
-        twin = _twin_overrides(key)
         config = load_config(config_path, overrides + twin + list(extra))
         run_dir = out / "runs" / key
         source = " + ".join([str(config_path.relative_to(ROOT)), *twin, *extra])
@@ -304,7 +312,7 @@ def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, k
     from lisa_tf.runs import load_run
     from lisa_tf.training.loop import train
 
-    config_path = ROOT / "configs" / dataset.name / "parser.toml"
+    config_path, twin = _config_source(dataset.name, key)
     if dataset.name == "open":
         base = ROOT / "data" / "propbank-ewt"  # the UD trees of the same sentences
         overrides = ["data.format=conllu", f"data.train={base / 'train.conllu.gz'}", f"data.dev={base / 'dev.conllu.gz'}"]
@@ -312,7 +320,6 @@ def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, k
         overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
     if quick:
         overrides += [f"{k}={v}" for k, v in {**QUICK, **PARSER_QUICK}.items()]
-    twin = _twin_overrides(key)
     config = load_config(config_path, overrides + twin + list(extra))
     run_dir = out / "runs" / key
     source = " + ".join([str(config_path.relative_to(ROOT)), *twin, *extra])

@@ -26,8 +26,7 @@ LIMITS = (
     "predicate senses (rolesets) are not predicted. Scores are not comparable with CoNLL-2005 or CoNLL-2012 "
     "results, which use other data, frames and splits.",
     "Verbal and other predicates are found by the model itself; a missed predicate loses all its arguments.",
-    "A small model with 50-dimensional GloVe vectors, sized to train on a 2-core CPU: well below the published "
-    "numbers of the same architecture on CoNLL data.",
+    "SIZE",
     "English only; text is split into sentences and tokenised with the project's UD English-EWT tokeniser, "
     "and its mistakes carry over to the frames.",
 )
@@ -41,10 +40,38 @@ def _f(value) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
+#: The size line of the known limits, by the word vectors the model was trained with.
+SIZES = {
+    "glove": "A small model with 50-dimensional GloVe vectors, sized to train on a 2-core CPU: fast, but well below "
+             "the published numbers of the same architecture on CoNLL data; a word outside its 16.6k-word "
+             "vocabulary is unknown to it (see the unseen predicates above).",
+    "frozen": "Word vectors from a frozen MiniLM encoder (all-MiniLM-L6-v2, 6 layers) with a small model sized to "
+              "train on a 2-core CPU: below the published numbers of the architecture with ELMo on CoNLL data.",
+    "fine-tuned": "A MiniLM encoder (all-MiniLM-L6-v2, 6 layers) fine-tuned with the task within a 2-hour budget "
+                  "on a 2-core CPU: smaller and trained far shorter than the BERT-base models of published SRL "
+                  "results; about 4x slower than the GloVe model (srl-fast).",
+}
+
+
+def _vectors(card: dict) -> str:
+    model = card["training"]["config"]["model"]
+    if not model.get("contextual"):
+        return "glove"
+    return "fine-tuned" if model.get("contextual_trainable") else "frozen"
+
+
+def _limits(card: dict, limits) -> list[str]:
+    return [SIZES[_vectors(card)] if limit == "SIZE" else limit for limit in limits]
+
+
 def _files(card: dict) -> list[str]:
     files = card["files"]
-    return [f"- `1/`: SavedModel export, TensorFlow Serving layout ({_mb(files['export_bytes'])}); "
-            f"`model.keras`: the Keras model ({_mb(files['keras_bytes'])}); {card['parameters']:,} parameters.",
+    weights = files.get("weights", "float32")
+    stored = "16-bit weights, loaded as float32" if weights == "float16" else "float32 weights"
+    return [f"- `model.keras`: the Keras model ({_mb(files['keras_bytes'])}, {stored}); {card['parameters']:,} "
+            "parameters. `assets/`: its run's configuration and training-data sizes (the request limits).",
+            "- The TensorFlow Serving export is built from it: `python -m lisa_tf export --model NAME --out "
+            "DIR/NAME/1`, or by `python -m lisa_tf serve` on its first start (cached; later starts reuse it).",
             f"- Built from the run `{files['run']}` by `python -m lisa_tf package-model`."]
 
 
@@ -58,8 +85,8 @@ def _training(card: dict) -> list[str]:
              + (f" (on the first {training['dev_sentences']:,} dev sentences)" if training.get("dev_sentences") else "")
              + f" — its weights are shipped; {_f(training['minutes'])} minutes of training as recorded by the run "
              "(2-core CPU).", "",
-             "Settings (those not listed are the defaults of `lisa_tf.config`; the whole configuration is the "
-             "export's `assets/config.json`):", "",
+             "Settings (those not listed are the defaults of `lisa_tf.config`; the whole configuration is "
+             "the package's `assets/config.json`):", "",
              "| section | setting | value |", "|---|---|---|"]
     for section, settings in training["settings"].items():
         lines += [f"| {section} | {key} | {value} |" for key, value in sorted(settings.items())]
@@ -106,6 +133,23 @@ def _per_role(card: dict) -> list[str]:
     return lines + [""]
 
 
+def _slices(card: dict) -> list[str]:
+    slices = card.get("slices")
+    if not slices:
+        return []
+    lines = ["## F1 by genre and on unseen predicates", "",
+             f"{slices['split'].capitalize()} split, {slices['condition']}. The English Web Treebank's genres, as "
+             "its sentence ids name them:", "",
+             "| genre | sentences | predicates | P | R | F1 |", "|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {genre} | {s['sentences']:,} | {s['predicates']:,} | {_f(s['precision'])} | {_f(s['recall'])} | "
+              f"{_f(s['f1'])} |" for genre, s in slices["by_genre"].items()]
+    unseen = slices["unseen_predicates"]
+    lines += ["", f"On the {unseen['predicates']:,} {slices['split']} predicates whose word never occurs in the "
+              f"training data: P {_f(unseen['precision'])}, R {_f(unseen['recall'])}, F1 {_f(unseen['f1'])} "
+              "(arguments of those predicates only; a predicate the model misses loses them all).", ""]
+    return lines
+
+
 def _by_length(card: dict) -> list[str]:
     series = {name: card["evaluation"].get(f"{split}.predicted", {}).get("f1_by_length") for split, name in SPLITS}
     series = {name: values for name, values in series.items() if values}
@@ -133,10 +177,18 @@ def _labels(card: dict) -> list[str]:
 
 
 def _footer(card: dict, limits) -> list[str]:
-    lines = ["## Known limits", ""] + [f"- {limit}" for limit in limits] + ["", "## Data and licences", ""]
+    lines = ["## Known limits", ""] + [f"- {limit}" for limit in _limits(card, limits)] + ["", "## Data and licences", ""]
     lines += [f"- {licence}." for licence in card["licences"]]
-    lines += ["", "## Rebuilding", "", "```", "./run_experiments.sh open --models lisa",
-              "python -m lisa_tf package-model", "```", ""]
+    if card["kind"] == "srl":
+        key = card["files"]["run"].rstrip("/").rsplit("/", 1)[-1]
+        options = f" --name {card['package']}" if card.get("package", "srl") != "srl" else ""
+        options += " --float16" if card["files"].get("weights") == "float16" else ""
+        options += "" if card.get("parser") else " --no-parser"
+        lines += ["", "## Rebuilding", "", "```", f"./run_experiments.sh open --models {key}",
+                  f"python -m lisa_tf package-model --model {key}{options}", "```", ""]
+    else:
+        lines += ["", "## Rebuilding", "", "Packaged with the SRL model it parses for (`python -m lisa_tf package-model`, "
+                  "see that model's card).", ""]
     return lines
 
 
@@ -150,10 +202,12 @@ def srl_card_markdown(card: dict) -> str:
              'print(lisa_tf.load().predict("The cat sat on the mat."))\'',
              "python -m lisa_tf serve            # TensorFlow Serving REST API and demo page on 127.0.0.1:8501",
              "```", ""]
-    lines += _files(card) + [""] + _training(card) + _results(card) + _per_role(card) + _by_length(card)
+    lines += (_files(card) + [""] + _training(card) + _results(card) + _slices(card) + _per_role(card)
+              + _by_length(card))
+    float32 = f" (the float32 weights before 16-bit storage: {_f(check['f1_float32'])})" if "f1_float32" in check else ""
     lines += ["## Check of the shipped file", "",
               f"F1 of `model.keras` on the first {check['sentences']} {check['split']} sentences ({check['condition']}): "
-              f"{_f(check['f1'])}. `tests/test_shipped_model.py` recomputes it.", ""]
+              f"{_f(check['f1'])}{float32}. `tests/test_shipped_model.py` recomputes it.", ""]
     return "\n".join(lines + _labels(card) + _footer(card, LIMITS))
 
 
@@ -175,6 +229,7 @@ def parser_card_markdown(card: dict) -> str:
                      + f" {_f(scores.get('pos'))} | {_f(scores['uas'])} | {_f(scores['las'])} | "
                      f"{_f(scores.get('sentences_per_second'))} |")
     lines += ["", "UAS/LAS exclude punctuation; trees are decoded as maximum spanning trees (one root, no cycle).", ""]
-    limits = (LIMITS[0], "A small parser (settings above) sized to train on a 2-core CPU: below the published "
-                         "accuracy of the architecture.", LIMITS[4])
+    limits = (LIMITS[0], "A small parser (settings above) sized to train on a 2-core CPU"
+                         + (", with a MiniLM encoder" if _vectors(card) != "glove" else "")
+                         + ": below the published accuracy of the architecture.", LIMITS[4])
     return "\n".join(lines + _labels(card) + _footer(card, limits))

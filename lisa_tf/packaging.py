@@ -1,27 +1,34 @@
 """The models shipped in ``models/``: an experiment's trained SRL model and D&M parser, packaged.
 
 ``python -m lisa_tf package-model`` reads what ``./run_experiments.sh open`` left in its output
-directory (``results/open``: ``results.json``, ``runs/lisa`` and ``runs/parser``, the cached
-evaluations) and writes, per model, a directory that is at once a TensorFlow Serving model base path
-and a ``lisa_tf.load`` target::
+directory (``results/open``: ``results.json``, the runs in ``runs/KEY`` and the cached evaluations)
+and writes, per model, one directory that ``lisa_tf.load``, ``predict``, ``parse``, ``export`` and
+``serve`` take, also by its name::
 
-    models/srl/        1/ (SavedModel export)   model.keras   card.json   MODEL_CARD.md
-    models/parser/     1/ (SavedModel export)   model.keras   card.json   MODEL_CARD.md
+    models/srl/      model.keras   card.json   MODEL_CARD.md   assets/config.json   assets/vocab_info.json
+
+``model.keras`` is the model (optionally with 16-bit weights: :mod:`lisa_tf.storage_precision`);
+``assets/`` holds its run's config and training-data sizes (the request limits). The TensorFlow
+Serving export is built from it where it is needed (:mod:`lisa_tf.export_cache`), not stored.
 
 ``card.json`` holds every figure of the model card, taken from the run's files (its config,
-``metrics.jsonl``, ``done.json``) and from the experiment's evaluations, never typed in; ``MODEL_CARD.md``
+``metrics.jsonl``, ``done.json``), from the experiment's evaluations and from the packaged file itself
+(F1 by EWT genre, F1 on predicates whose word training never saw), never typed in; ``MODEL_CARD.md``
 is rendered from it (:mod:`lisa_tf.model_card`). The card also records the F1 of the packaged
 ``.keras`` file on the first :data:`CHECK_SENTENCES` dev sentences, which ``tests/test_shipped_model.py``
 recomputes from the shipped file: a package whose weights do not match its card fails the suite.
 
 Rebuilding the shipped models from the repository::
 
-    ./run_experiments.sh open --models lisa      # trains the parser and LISA, evaluates, exports
-    python -m lisa_tf package-model              # results/open -> models/
+    ./run_experiments.sh open --models lisa_finetune    # the fine-tuned parser and LISA (parser_finetune, lisa_finetune)
+    python -m lisa_tf package-model --model lisa_finetune --parser parser_finetune --float16
+    ./run_experiments.sh open --models lisa              # the GloVe ones
+    python -m lisa_tf package-model --model lisa --name srl-fast --no-parser
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -38,6 +45,9 @@ DEFAULT_SRL = SHIPPED / "srl"
 DEFAULT_PARSER = SHIPPED / "parser"
 CARD_FILE = "card.json"
 KERAS_FILE = "model.keras"
+#: The package's directory of the run's ``config.json`` and ``vocab_info.json`` (the training data's
+#: sizes): the request limits of ``load``, ``predict`` and ``serve``, and the assets of its export.
+PACKAGE_ASSETS = "assets"
 #: Dev sentences whose F1 the card records for the shipped file (and the suite recomputes).
 CHECK_SENTENCES = 200
 
@@ -62,7 +72,7 @@ def _size(path: pathlib.Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def _read_results(results_dir: pathlib.Path, key: str) -> dict:
+def _read_results(results_dir: pathlib.Path, key: str, parser_key: Optional[str]) -> dict:
     path = results_dir / "results.json"
     if not path.exists():
         raise PackagingError(f"{path}: no such file; run ./run_experiments.sh open --models {key} first "
@@ -70,9 +80,9 @@ def _read_results(results_dir: pathlib.Path, key: str) -> dict:
     results = json.loads(path.read_text())
     if key not in results.get("models", {}):
         raise PackagingError(f"{path}: holds no results of model {key!r}; run ./run_experiments.sh open --models {key}")
-    if not results.get("parser"):
-        raise PackagingError(f"{path}: holds no D&M parser results; run ./run_experiments.sh open --models {key} "
-                             "without --parse-dir")
+    if parser_key and not results.get(parser_key):
+        raise PackagingError(f"{path}: holds no results of the D&M parser {parser_key!r}; run "
+                             f"./run_experiments.sh open --models {key} without --parse-dir")
     return results
 
 
@@ -119,14 +129,19 @@ def _labels(model) -> dict:
             "upos": list(model.upos_labels) if getattr(model, "upos_tagger", None) else []}
 
 
-def _package(model, run_dir: pathlib.Path, build: pathlib.Path) -> dict:
-    """Export and ``.keras`` of ``model`` (the run's best weights, float32) into ``build``; their sizes."""
-    from export.saved_model import export_run
+def _package(model, run_dir: pathlib.Path, build: pathlib.Path, float16: bool = False) -> dict:
+    """``model`` (the run's best weights) as ``build/model.keras``, with the run's config and
+    training-data sizes in ``build/assets/``; the file's size."""
+    import shutil
+
     from lisa_tf.runs import save_model
 
-    export_run(run_dir, build / "1", model=model)  # with the run's config.json (the server's request limits read it)
-    save_model(model, build / KERAS_FILE)
-    return {"export_bytes": _size(build / "1"), "keras_bytes": _size(build / KERAS_FILE), "run": str(run_dir)}
+    save_model(model, build / KERAS_FILE, float16_weights=float16)
+    (build / PACKAGE_ASSETS).mkdir()
+    shutil.copy(run_dir / "config.json", build / PACKAGE_ASSETS / "config.json")
+    if (run_dir / "vocab" / "vocab_info.json").exists():
+        shutil.copy(run_dir / "vocab" / "vocab_info.json", build / PACKAGE_ASSETS / "vocab_info.json")
+    return {"keras_bytes": _size(build / KERAS_FILE), "weights": "float16" if float16 else "float32", "run": str(run_dir)}
 
 
 def check_slice_f1(model, dev_path: str, data_format: str, limit: int = CHECK_SENTENCES) -> float:
@@ -139,63 +154,133 @@ def check_slice_f1(model, dev_path: str, data_format: str, limit: int = CHECK_SE
     return evaluate_models([model], gold, names=["package"], data=str(dev_path))["srl"]["f1"]
 
 
+def _check(model, float32_model, config: dict) -> dict:
+    """The card's check of the packaged file: its F1 on the first dev sentences, beside the float32
+    model's when the file stores 16-bit weights."""
+    dev, data_format = config["data"]["dev"], config["data"]["format"]
+    check = {"split": "dev", "data": dev, "format": data_format, "sentences": CHECK_SENTENCES,
+             "condition": "predicted predicates, own parse",
+             "f1": check_slice_f1(model, str(ROOT / dev), data_format)}
+    if float32_model is not None:
+        check["f1_float32"] = check_slice_f1(float32_model, str(ROOT / dev), data_format)
+    return check
+
+
+def _slices(model, config: dict) -> dict:
+    """What a user can expect on their text: the packaged model's F1 on the first test split (predicted
+    predicates, own parse) by EWT genre, and on the predicates whose word never occurs in the training
+    data (:mod:`lisa_tf.evaluation.slices`)."""
+    from data_pipeline.splits import read_split
+    from lisa_tf.evaluation.runs import evaluate_models
+    from lisa_tf.evaluation.slices import scores_by_genre, training_words, unseen_predicate_scores
+
+    data = config["data"]
+    split, path = next(iter(data["test"].items()))
+    gold = read_split(str(ROOT / path), data["format"])
+    _, gold, predicted = evaluate_models([model], gold, names=["package"], data=path, return_sentences=True)
+    seen = training_words(read_split(str(ROOT / data["train"]), data["format"]))
+    return {"split": split, "data": path, "condition": "predicted predicates, own parse",
+            "by_genre": scores_by_genre(gold, predicted), "unseen_predicates": unseen_predicate_scores(gold, predicted, seen)}
+
+
+def _srl_card(model, float32_model, name: str, entry: dict, results: dict, training: dict,
+              parser_entry: Optional[dict]) -> dict:
+    config = training["config"]
+    card = {
+        "kind": "srl",
+        "package": name,
+        "name": entry["name"],
+        "dataset": results["dataset"],
+        "training": training,
+        "labels": _labels(model),
+        "parameters": int(model.count_params()),
+        "evaluation": entry["eval"],
+        "licences": [LICENCES["propbank-ewt"], LICENCES["glove"]]
+                    + ([LICENCES["minilm"]] if config["model"].get("contextual") else []),
+    }
+    if parser_entry is not None:
+        card["parser"] = {"name": parser_entry["name"], "evaluation": parser_entry["eval"]}
+    card["check"] = _check(model, float32_model, config)
+    card["slices"] = _slices(model, config)
+    return card
+
+
 def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", out: str | os.PathLike = SHIPPED,
-                   key: str = "lisa") -> dict:
-    """Package the SRL model ``key`` and the parser of the experiment in ``results_dir`` into ``out/srl``
-    and ``out/parser``; returns ``{"srl": card, "parser": card}``."""
+                   key: str = "lisa", name: str = "srl", parser_key: Optional[str] = "parser",
+                   parser_name: str = "parser", float16: bool = False) -> dict:
+    """Package the SRL model ``key`` of the experiment in ``results_dir`` as ``out/NAME`` and its parser
+    ``parser_key`` (None: none) as ``out/PARSER_NAME``; returns ``{name: card, parser_name: card}``.
+    ``float16``: store the weights in 16 bits (the card records the F1 of both precisions)."""
     from lisa_tf.model_card import parser_card_markdown, srl_card_markdown
     from lisa_tf.runs import has_trained_weights, load_run
 
     results_dir, out = pathlib.Path(results_dir), pathlib.Path(out)
-    results = _read_results(results_dir, key)
-    entry, parser_entry = results["models"][key], results["parser"]
-    srl_run, parser_run = results_dir / "runs" / key, results_dir / "runs" / "parser"
-    for run in (srl_run, parser_run):
+    results = _read_results(results_dir, key, parser_key)
+    entry = results["models"][key]
+    parser_entry = results[parser_key] if parser_key else None
+    srl_run = results_dir / "runs" / key
+    runs = [srl_run] + ([results_dir / "runs" / parser_key] if parser_key else [])
+    for run in runs:
         if not has_trained_weights(run):
             raise PackagingError(f"{run}: no trained weights; run ./run_experiments.sh open --models {key}")
     out.mkdir(parents=True, exist_ok=True)
     cards = {}
     # Each package is built beside its target and swapped in whole (lisa_tf.atomic_files): a kill at any
     # moment leaves every package either old or new, and no scratch directory behind once rerun.
-    with partial_directory(out / "srl") as srl_build, partial_directory(out / "parser") as parser_build:
+    with contextlib.ExitStack() as stack:
+        srl_build = stack.enter_context(partial_directory(out / name))
+        parser_build = stack.enter_context(partial_directory(out / parser_name)) if parser_key else None
         model = load_run(srl_run)
-        training = _training(srl_run)
-        config = training["config"]
-        card = {
-            "kind": "srl",
-            "name": entry["name"],
-            "dataset": results["dataset"],
-            "training": training,
-            "labels": _labels(model),
-            "parameters": int(model.count_params()),
-            "evaluation": entry["eval"],
-            "parser": {"name": parser_entry["name"], "evaluation": parser_entry["eval"]},
-            "licences": [LICENCES["propbank-ewt"], LICENCES["glove"]]
-                        + ([LICENCES["minilm"]] if config["model"].get("contextual") else []),
-        }
-        card["files"] = _package(model, srl_run, srl_build)
-        dev = config["data"]["dev"]
-        card["check"] = {"split": "dev", "data": dev, "format": config["data"]["format"], "sentences": CHECK_SENTENCES,
-                         "condition": "predicted predicates, own parse",
-                         "f1": check_slice_f1(_load_packaged(srl_build), str(ROOT / dev), config["data"]["format"])}
+        files = _package(model, srl_run, srl_build, float16)
+        packaged = _load_packaged(srl_build)
+        card = _srl_card(packaged, model if float16 else None, name, entry, results, _training(srl_run), parser_entry)
+        card["files"] = files
         _write_card(srl_build, card, srl_card_markdown)
-        cards["srl"] = card
-
-        parser = load_run(parser_run)
-        parser_card = {
-            "kind": "parser",
-            "name": parser_entry["name"],
-            "dataset": results["dataset"],
-            "training": _training(parser_run),
-            "labels": _labels(parser),
-            "parameters": int(parser.count_params()),
-            "evaluation": parser_entry["eval"],
-            "licences": [LICENCES["ud-ewt"], LICENCES["glove"]],
-        }
-        parser_card["files"] = _package(parser, parser_run, parser_build)
-        _write_card(parser_build, parser_card, parser_card_markdown)
-        cards["parser"] = parser_card
+        cards[name] = card
+        if parser_key:
+            parser_run = results_dir / "runs" / parser_key
+            parser = load_run(parser_run)
+            parser_training = _training(parser_run)
+            parser_card = {
+                "kind": "parser",
+                "name": parser_entry["name"],
+                "dataset": results["dataset"],
+                "training": parser_training,
+                "labels": _labels(parser),
+                "parameters": int(parser.count_params()),
+                "evaluation": parser_entry["eval"],
+                "licences": [LICENCES["ud-ewt"], LICENCES["glove"]]
+                            + ([LICENCES["minilm"]] if parser_training["config"]["model"].get("contextual") else []),
+            }
+            parser_card["files"] = _package(parser, parser_run, parser_build, float16)
+            _write_card(parser_build, parser_card, parser_card_markdown)
+            cards[parser_name] = parser_card
     return cards
+
+
+def update_card(package: str | os.PathLike) -> dict:
+    """Recompute the figures a package's card takes from its own file (an SRL model's dev check and
+    its genre and unseen-predicate slices; the file's size) and render its ``MODEL_CARD.md`` again;
+    the model file is not touched. For cards written before the card had those figures."""
+    from lisa_tf.model_card import parser_card_markdown, srl_card_markdown
+
+    package = pathlib.Path(package)
+    if not is_package(package):
+        raise PackagingError(f"{package}: not a packaged model (model.keras beside card.json)")
+    card = read_card(package)
+    card["files"] = {**card["files"], "keras_bytes": _size(package / KERAS_FILE)}
+    card["files"].pop("export_bytes", None)
+    card["files"].setdefault("weights", "float32")
+    if card.get("kind") == "parser":
+        _write_card(package, card, parser_card_markdown)
+        return card
+    model = _load_packaged(package)
+    card["check"] = {**_check(model, None, card["training"]["config"]), **{
+        k: v for k, v in card.get("check", {}).items() if k == "f1_float32"}}
+    card["slices"] = _slices(model, card["training"]["config"])
+    card["package"] = package.name
+    _write_card(package, card, srl_card_markdown)
+    return card
 
 
 def _write_card(directory: pathlib.Path, card: dict, render) -> None:

@@ -400,10 +400,6 @@ class ParserModelError(UserError):
                          f"parse with `python -m lisa_tf parse {path} --input FILE`")
 
 
-def _has_export(path: pathlib.Path) -> bool:
-    return any(parse_version(p.name) is not None and (p / "saved_model.pb").exists() for p in path.iterdir())
-
-
 def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
          max_sentence_tokens: Optional[int] = None, prefer_export: bool = False) -> Predictor:
     """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
@@ -417,9 +413,10 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         token_budget: most padded tokens per batch.
         max_sentence_tokens: the longest sentence to label; default: the model's longest training
             sentence where the path records it (:mod:`data_pipeline.input_limits`).
-        prefer_export: for a packaged model that holds its SavedModel export, label through the export
-            (:class:`ExportPredictor`: the same frames; it starts without importing Keras or tracing a
-            graph, which is what a one-off command wants) instead of the ``.keras`` model.
+        prefer_export: for a packaged model whose SavedModel export has been built (by ``serve`` or
+            ``export``: :mod:`lisa_tf.export_cache`), label through the export (:class:`ExportPredictor`:
+            the same frames; it starts without importing Keras or tracing a graph, which is what a
+            one-off command wants) instead of the ``.keras`` model.
 
     Raises:
         ParserModelError: the path holds the dependency parser or its export.
@@ -430,8 +427,12 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
     path = model_path(path, "srl")
     limit = max_sentence_tokens or model_max_tokens_per_sentence(path)
     package = is_package(path)
-    keras_model = not (package and prefer_export and _has_export(path))
-    if keras_model and (package or path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists()):
+    export = None
+    if package and prefer_export:
+        from lisa_tf.export_cache import cached_export
+
+        export = cached_export(path)
+    if export is None and (package or path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists()):
         from lisa_tf.models import DependencyParser
         from lisa_tf.runs import load_model_file, load_run
 
@@ -439,7 +440,7 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         if isinstance(model, DependencyParser):
             raise ParserModelError(path)
         return Predictor(model, token_budget, limit)
-    predictor = ExportPredictor(_latest_version(path), limit, token_budget)
+    predictor = ExportPredictor(export or _latest_version(path), limit, token_budget)
     if "srl_tags" not in predictor.signature.structured_outputs:
         raise ParserModelError(path)
     return predictor

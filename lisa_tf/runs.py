@@ -118,10 +118,12 @@ def weights_file(run_dir: str | os.PathLike, weights: str = "best") -> pathlib.P
     return path
 
 
-def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None = None) -> pathlib.Path:
+def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None = None,
+               float16_weights: bool = False) -> pathlib.Path:
     """Write ``model`` as a ``.keras`` file without its optimiser: a fresh copy of the model with its
     weights (or those of the ``weights`` file), so the file holds the model alone, whatever it was
-    compiled with, and the model itself is left as it is."""
+    compiled with, and the model itself is left as it is. ``float16_weights``: store the weights in
+    16 bits, half the file (:mod:`lisa_tf.storage_precision`); they load as float32."""
     path = pathlib.Path(path)
     copy = type(model).from_config(model.get_config())
     copy.build_from_batch()
@@ -131,6 +133,10 @@ def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None
         load_weights(copy, weights)
     with partial_file(path) as partial:  # whole or not at all: a killed write leaves the old file
         copy.save(partial)
+        if float16_weights:
+            from lisa_tf.storage_precision import store_weights_in_float16
+
+            store_weights_in_float16(partial)
     return path
 
 

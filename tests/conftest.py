@@ -18,6 +18,9 @@ DATA = ROOT / "data"
 SHARED = pathlib.Path(os.environ.get("LISA_TF_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# The exports the tests build of the shipped models (lisa_tf.export_cache) go to the checkout's test
+# cache, not the user's: keyed by the model files' hash, they are built once and reused by later runs.
+os.environ.setdefault("LISA_TF_CACHE", str(ROOT / ".pytest_cache" / "lisa_tf"))
 
 
 def shared_path(*parts: str) -> pathlib.Path:
@@ -26,6 +29,14 @@ def shared_path(*parts: str) -> pathlib.Path:
     if not path.exists():
         pytest.skip(f"needs {path} (the project's shared data folder beside the checkout); not present here")
     return path
+
+
+def shipped_export(name: str) -> pathlib.Path:
+    """The SavedModel export base path of the shipped model ``models/NAME``, built on first use."""
+    from lisa_tf.export_cache import build_export
+    from lisa_tf.packaging import SHIPPED
+
+    return build_export(SHIPPED / name, report=lambda line: None)
 
 
 @pytest.fixture(scope="session")

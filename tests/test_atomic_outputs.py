@@ -94,8 +94,7 @@ def _fake_experiment(tmp_path: pathlib.Path, lisa_run: pathlib.Path) -> pathlib.
 def _complete(package: pathlib.Path) -> str:
     """The package's generation (the text its files were written with), once all its files are there."""
     texts = {json.loads((package / "card.json").read_text())} | {
-        (package / name).read_text() for name in ("MODEL_CARD.md", "model.keras", "1/saved_model.pb",
-                                                  "1/assets/config.json")}
+        (package / name).read_text() for name in ("MODEL_CARD.md", "model.keras", "assets/config.json")}
     assert len(texts) == 1, f"{package} mixes files of two packagings: {texts}"
     return texts.pop()
 
@@ -111,17 +110,18 @@ def test_package_model_killed_while_replacing_leaves_each_package_whole(lisa_run
     results, out = _fake_experiment(tmp_path, lisa_run), tmp_path / "models"
     generation = {"text": "old"}
 
-    def fake_package(model, run_dir, build):
-        for name in ("model.keras", "1/saved_model.pb", "1/assets/config.json"):
+    def fake_package(model, run_dir, build, float16=False):
+        for name in ("model.keras", "assets/config.json"):
             (build / name).parent.mkdir(parents=True, exist_ok=True)
             (build / name).write_text(generation["text"])
         return {}
 
     monkeypatch.setattr(packaging, "_package", fake_package)
-    monkeypatch.setattr(packaging, "check_slice_f1", lambda *a, **k: 0.0)
-    monkeypatch.setattr(packaging, "_load_packaged", lambda build: None)
-    monkeypatch.setattr(packaging, "_repository_paths", lambda card: generation["text"])
+    monkeypatch.setattr(packaging, "_check", lambda *a, **k: {})
+    monkeypatch.setattr(packaging, "_slices", lambda *a, **k: {})
     model = runs.load_run(lisa_run)
+    monkeypatch.setattr(packaging, "_load_packaged", lambda build: model)
+    monkeypatch.setattr(packaging, "_repository_paths", lambda card: generation["text"])
     monkeypatch.setattr(runs, "load_run", lambda run_dir, *a, **k: model)
     monkeypatch.setattr(model_card, "srl_card_markdown", lambda card: generation["text"])
     monkeypatch.setattr(model_card, "parser_card_markdown", lambda card: generation["text"])

@@ -36,8 +36,16 @@ def _card():
         "parser": {"name": "D&M parser", "evaluation": {"dev.parse": {"uas": 86.11, "las": 82.22},
                                                          "test.parse": {"uas": 86.33, "las": 82.44}}},
         "licences": ["PropBank-EWT: CC BY-SA 4.0", "GloVe: PDDL"],
-        "files": {"export_bytes": 10 * 2 ** 20, "keras_bytes": 5 * 2 ** 20, "run": "results/open/runs/lisa"},
-        "check": {"split": "dev", "data": "x", "format": "conll12", "sentences": 200, "condition": "own parse", "f1": 49.87},
+        "files": {"keras_bytes": 5 * 2 ** 20, "weights": "float16", "run": "results/open/runs/lisa"},
+        "check": {"split": "dev", "data": "x", "format": "conll12", "sentences": 200, "condition": "own parse", "f1": 49.87,
+                  "f1_float32": 49.91},
+        "slices": {"split": "test", "data": "x", "condition": "predicted predicates, own parse",
+                   "by_genre": {"weblog": {"sentences": 214, "predicates": 804, "precision": 52.18, "recall": 41.4,
+                                           "f1": 46.17},
+                                "email": {"sentences": 605, "predicates": 1197, "precision": 64.8, "recall": 60.44,
+                                          "f1": 62.55}},
+                   "unseen_predicates": {"predicates": 207, "precision": 54.61, "recall": 15.91, "f1": 24.64}},
+        "package": "srl-fast",
     }
 
 
@@ -65,10 +73,25 @@ def test_srl_card_puts_each_figure_in_its_row():
     assert "2,000 steps" in text and "best dev F1 55.55 at step 1500 (on the first 600 dev sentences)" in text
     assert "14.30 minutes" in text
     assert "first 200 dev sentences" in text and "49.87" in text
-    assert "1,234,567 parameters" in text and "(10.0 MB)" in text
+    assert "1,234,567 parameters" in text and "(5.0 MB, 16-bit weights, loaded as float32)" in text
+    assert "49.87 (the float32 weights before 16-bit storage: 49.91)" in text
+    assert _row(text, "weblog")[1:] == ["214", "804", "52.18", "41.40", "46.17"]
+    assert _row(text, "email")[1:] == ["605", "1,197", "64.80", "60.44", "62.55"]
+    assert "On the 207 test predicates whose word never occurs in the training data: P 54.61, R 15.91, F1 24.64" in text
+    assert "python -m lisa_tf package-model --model lisa --name srl-fast --float16\n" in text
+    assert "50-dimensional GloVe vectors" in text
     assert "3 semantic roles: ARG0, ARG1, ARGM-TMP." in text
     assert "- GloVe: PDDL." in text and "not comparable with CoNLL-2005" in text
     assert "| model | num_layers | 6 |" in text
+
+
+def test_the_size_limit_names_the_word_vectors_the_model_has():
+    card = _card()
+    card["training"]["config"]["model"].update(contextual="minilm", contextual_trainable=True)
+    text = srl_card_markdown(card)
+    assert "MiniLM encoder (all-MiniLM-L6-v2, 6 layers) fine-tuned" in text and "GloVe vectors" not in text
+    card["training"]["config"]["model"]["contextual_trainable"] = False
+    assert "frozen MiniLM encoder" in srl_card_markdown(card)
 
 
 def test_parser_card_rows():

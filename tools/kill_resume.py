@@ -214,8 +214,7 @@ def _check_package(package: pathlib.Path) -> str | None:
     """Why ``package`` is not a whole package, or None."""
     import zipfile
 
-    files = ("card.json", "MODEL_CARD.md", "model.keras", "1/saved_model.pb", "1/variables/variables.index",
-             "1/assets/config.json", "1/assets/vocab_info.json")
+    files = ("card.json", "MODEL_CARD.md", "model.keras", "assets/config.json", "assets/vocab_info.json")
     missing = [name for name in files if not (package / name).is_file()]
     if missing:
         return f"{package.name}: missing {', '.join(missing)}"
@@ -224,9 +223,8 @@ def _check_package(package: pathlib.Path) -> str | None:
         return f"{package.name}: model.keras is not a whole zip file"
     if card["files"]["keras_bytes"] != (package / "model.keras").stat().st_size:
         return f"{package.name}: model.keras is not the file its card describes"
-    export_bytes = sum(p.stat().st_size for p in (package / "1").rglob("*") if p.is_file())
-    if card["files"]["export_bytes"] != export_bytes:
-        return f"{package.name}: the export is not the one its card describes"
+    json.loads((package / "assets" / "config.json").read_text())
+    json.loads((package / "assets" / "vocab_info.json").read_text())
     return None
 
 

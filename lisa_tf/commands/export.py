@@ -1,13 +1,15 @@
 """``python -m lisa_tf export``."""
 
-HELP = "export a trained run as a float32 SavedModel (TF-Serving layout DIR/NAME/VERSION)"
+HELP = "export a trained run or a packaged model as a float32 SavedModel (TF-Serving layout DIR/NAME/VERSION)"
 
 
 def add_arguments(parser):
-    parser.add_argument("--run", required=True, help="run directory")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--run", help="run directory")
+    source.add_argument("--model", help="packaged model: models/NAME, or a shipped model's name (srl, parser, ...)")
     parser.add_argument("--out", required=True,
                         help="export directory, new or empty, e.g. exports/srl/1 (a new model is a new version)")
-    parser.add_argument("--weights", default="best", help="best (default), final, or a weights file")
+    parser.add_argument("--weights", default="best", help="with --run: best (default), final, or a weights file")
     parser.add_argument("--allow-untrained", action="store_true",
                         help="export a run that has no trained weights yet (its initial model), with a warning")
 
@@ -15,9 +17,21 @@ def add_arguments(parser):
 def run(args) -> int:
     import sys
 
-    from export.saved_model import check_export_dir, export_run
+    from export.saved_model import check_export_dir, export_package, export_run
+    from lisa_tf.packaging import PackagingError, is_package, model_path
     from lisa_tf.runs import UNTRAINED, RunError, has_trained_weights, require_run
 
+    if args.model is not None:
+        try:
+            package = model_path(args.model, flag="--model")
+        except FileNotFoundError as error:
+            raise PackagingError(f"--model {error}") from None
+        if not is_package(package):
+            raise PackagingError(f"--model {package}: not a packaged model (model.keras beside card.json); "
+                                 "export a run directory with --run")
+        check_export_dir(args.out)
+        print(f"SavedModel written to {export_package(package, args.out)}")
+        return 0
     run_dir = require_run(args.run)
     check_export_dir(args.out)
     weights = args.weights

@@ -8,18 +8,38 @@ def add_arguments(parser):
 
     parser.add_argument("--results", default=str(ROOT / "results" / "open"),
                         help="output directory of ./run_experiments.sh open (default results/open)")
-    parser.add_argument("--model", default="lisa", choices=("lisa", "sa"), help="the SRL model to ship (default lisa)")
+    parser.add_argument("--model", default="lisa",
+                        help="run key of the SRL model to ship, as in results.json: lisa (default), sa, lisa_finetune, ...")
+    parser.add_argument("--name", default="srl", help="the package's name: models/NAME (default srl)")
+    parser.add_argument("--parser", default="parser",
+                        help="run key of the D&M parser to ship beside it (default parser; parser_finetune, ...)")
+    parser.add_argument("--parser-name", default="parser", help="the parser package's name (default parser)")
+    parser.add_argument("--no-parser", action="store_true", help="package the SRL model alone")
+    parser.add_argument("--float16", action="store_true",
+                        help="store the weights in 16 bits (half the file; they load as float32; the card records "
+                             "the check F1 of both precisions)")
     parser.add_argument("--out", default=str(SHIPPED), help="where the packages go (default models/)")
+    parser.add_argument("--update-card", metavar="PACKAGE", default=None,
+                        help="instead of packaging: recompute the figures PACKAGE's card takes from its own file "
+                             "(dev check, F1 by genre, unseen predicates) and render MODEL_CARD.md again")
 
 
 def run(args) -> int:
-    from lisa_tf.packaging import package_models
+    from lisa_tf.packaging import package_models, update_card
 
-    cards = package_models(args.results, args.out, args.model)
-    for kind, card in cards.items():
+    if args.update_card is not None:
+        card = update_card(args.update_card)
+        check = card.get("check")
+        print(f"{args.update_card}: card updated" + (f"; check: dev F1 {check['f1']:.2f} on the first "
+                                                     f"{check['sentences']} sentences" if check else ""))
+        return 0
+    cards = package_models(args.results, args.out, args.model, args.name, None if args.no_parser else args.parser,
+                           args.parser_name, args.float16)
+    for name, card in cards.items():
         files = card["files"]
-        print(f"{kind}: {card['name']} -> {args.out}/{kind} (export {files['export_bytes'] / 2 ** 20:.1f} MB, "
-              f".keras {files['keras_bytes'] / 2 ** 20:.1f} MB)")
-    print(f"check: dev F1 {cards['srl']['check']['f1']:.2f} on the first {cards['srl']['check']['sentences']} "
-          "sentences (recorded in the card)")
+        print(f"{name}: {card['name']} -> {args.out}/{name} (.keras {files['keras_bytes'] / 2 ** 20:.1f} MB, "
+              f"{files['weights']} weights)")
+    check = cards[args.name]["check"]
+    also = f" ({check['f1_float32']:.2f} in float32)" if "f1_float32" in check else ""
+    print(f"check: dev F1 {check['f1']:.2f}{also} on the first {check['sentences']} sentences (recorded in the card)")
     return 0

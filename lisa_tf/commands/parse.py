@@ -86,8 +86,10 @@ def _load_parser(path):
     from lisa_tf.runs import MODEL_FILE, RunError, load_model_file, load_run
 
     path = model_path(path, "parser", "MODEL")
-    if is_package(path):
-        path = path / KERAS_FILE
+    if is_package(path):  # its export when serve or export has built it (lisa_tf.export_cache)
+        from lisa_tf.export_cache import cached_export
+
+        path = cached_export(path) or path / KERAS_FILE
     if (path / "saved_model.pb").exists():
         from export.model_versions import load_version
 

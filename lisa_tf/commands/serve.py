@@ -46,9 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``tensorflow_model_server``-style flags (``--flag value`` or ``--flag=value``)."""
     parser.add_argument("--model_name", default="srl", help="the NAME in /v1/models/NAME (default srl)")
     parser.add_argument("--model_base_path", default=None,
-                        help="directory holding numeric version directories (1/, 2/, ...) of SavedModels "
-                             "(default: the shipped model called --model_name, models/NAME); a SavedModel is a program that runs when "
-                             "loaded: serve only directories you trust, and let no one else write to them")
+                        help="directory holding numeric version directories (1/, 2/, ...) of SavedModels, or a "
+                             "packaged model, whose export is built on first start into a cache that later starts "
+                             "reuse (default: the shipped model called --model_name, models/NAME); a SavedModel is a "
+                             "program that runs when loaded: serve only directories you trust, and let no one else "
+                             "write to them")
     parser.add_argument("--port", type=int, default=None,
                         help="TCP port of the gRPC API (TensorFlow Serving's PredictionService and ModelService; "
                              "off unless given, 0 picks a free port and prints it)")
@@ -126,10 +128,14 @@ def run(args: argparse.Namespace) -> int:
     rest_server.check_port(args.rest_api_host, args.rest_api_port, "--rest_api_port")
     if args.port is not None:
         rest_server.check_port(args.rest_api_host, args.port, "--port")
-    if args.model_base_path is None:  # the shipped model called --model_name
-        from lisa_tf.packaging import shipped_model
+    from lisa_tf.packaging import is_package, shipped_model
 
+    if args.model_base_path is None:  # the shipped model called --model_name
         args.model_base_path = str(shipped_model(args.model_name, "--model_base_path"))
+    if is_package(args.model_base_path):  # served from its export, built once (lisa_tf.export_cache)
+        from lisa_tf.export_cache import build_export
+
+        args.model_base_path = str(build_export(args.model_base_path, report=lambda line: print(line, flush=True)))
     limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request,
                            args.max_token_pairs_per_request)
     server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,

@@ -118,12 +118,11 @@ def test_lisa_requests_join_across_their_predicate_axis(tmp_path):
     """The shipped LISA model finds its own predicates: requests with different numbers of them (none
     included) are joined, and each answer's predicate axis is cut back to what it is alone."""
     from data_pipeline.splits import read_split
-    from lisa_tf.packaging import DEFAULT_SRL
-    from tests.conftest import ROOT
+    from tests.conftest import ROOT, shipped_export
 
     base = tmp_path / "srl"
     base.mkdir()
-    (base / "1").symlink_to(DEFAULT_SRL / "1", target_is_directory=True)
+    (base / "1").symlink_to(shipped_export("srl") / "1", target_is_directory=True)
     sentences = read_split(str(ROOT / "data/propbank-ewt/dev.gold_conll.gz"), "conll12", None, 40)
     rows = [list(s.words) for s in sentences if len(s.words) <= 30][:16]
     bodies = []

@@ -1,0 +1,89 @@
+"""SavedModel exports of packaged models, built on first use and kept in a cache.
+
+A shipped model is one artifact in ``models/NAME`` (``model.keras``, its card, and its run's request
+limits in ``assets/``). The TensorFlow Serving version directory is a build product of it:
+``python -m lisa_tf export --model NAME --out DIR/NAME/1`` writes one where asked, and ``serve``
+builds one on its first start into this cache, which later starts reuse (``predict`` labels through it
+when it is there, and through the ``.keras`` file otherwise)::
+
+    $LISA_TF_CACHE/exports/NAME-KEY/1/      (default cache: $XDG_CACHE_HOME/lisa_tf, else ~/.cache/lisa_tf)
+
+``KEY`` is a hash of the package's ``model.keras`` and ``assets/`` and of the lisa_tf version that
+exports it, so a new model file, new limits or a new release gets a new export, never a stale one. The
+build is written beside its target and renamed into place (:mod:`lisa_tf.atomic_files`) under a file
+lock: two servers starting at once build it once, and a killed build leaves no half export behind.
+Deleting the cache directory is always safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import pathlib
+from typing import Callable, Iterator, Optional
+
+from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS
+
+#: The environment variable naming the cache directory.
+CACHE_ENV = "LISA_TF_CACHE"
+
+
+def cache_directory() -> pathlib.Path:
+    """``$LISA_TF_CACHE``, else ``$XDG_CACHE_HOME/lisa_tf``, else ``~/.cache/lisa_tf``."""
+    if os.environ.get(CACHE_ENV):
+        return pathlib.Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
+    return pathlib.Path(base) / "lisa_tf"
+
+
+def package_key(package: str | os.PathLike) -> str:
+    """16 hex digits of the SHA-256 of the package's model file, its assets and the lisa_tf version."""
+    from lisa_tf import __version__
+
+    package = pathlib.Path(package)
+    digest = hashlib.sha256(f"lisa_tf {__version__}\n".encode())
+    files = [package / KERAS_FILE] + sorted((package / PACKAGE_ASSETS).glob("*"))
+    for path in files:
+        digest.update(f"{path.relative_to(package)}\n".encode())
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def export_base(package: str | os.PathLike) -> pathlib.Path:
+    """The cached export's base path (``…/exports/NAME-KEY``: a TF Serving model base path)."""
+    package = pathlib.Path(package).resolve()
+    return cache_directory() / "exports" / f"{package.name}-{package_key(package)}"
+
+
+def cached_export(package: str | os.PathLike) -> Optional[pathlib.Path]:
+    """The cached export's version directory when it has been built, else None."""
+    version = export_base(package) / "1"
+    return version if (version / "saved_model.pb").exists() else None
+
+
+@contextlib.contextmanager
+def _locked(path: pathlib.Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build_export(package: str | os.PathLike, report: Callable[[str], None] = print) -> pathlib.Path:
+    """The cached export's base path, built first when it is missing (``report`` says so: it takes a
+    while, once)."""
+    from export.saved_model import export_package
+
+    base = export_base(package)
+    with _locked(base.with_name(f".{base.name}.lock")):
+        if not (base / "1" / "saved_model.pb").exists():
+            report(f"building the SavedModel export of {package} into {base} (once; later starts reuse it)")
+            export_package(package, base / "1")
+    return base

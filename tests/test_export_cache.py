@@ -1,0 +1,174 @@
+"""A packaged model is one artifact (``model.keras`` + card + ``assets/``); its SavedModel export is
+built from it where it is needed (lisa_tf.export_cache), in 16-bit storage or not (lisa_tf.storage_precision)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+import zipfile
+
+import h5py
+import keras
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT
+
+
+def _make_package(run: pathlib.Path, out: pathlib.Path, float16: bool = False) -> pathlib.Path:
+    from lisa_tf.packaging import CARD_FILE, _package
+    from lisa_tf.runs import load_run
+
+    out.mkdir(parents=True)
+    files = _package(load_run(run), run, out, float16)
+    (out / CARD_FILE).write_text(json.dumps({"kind": "srl", "files": files}))
+    return out
+
+
+@pytest.fixture(scope="module")
+def package(lisa_run, tmp_path_factory):
+    return _make_package(lisa_run, tmp_path_factory.mktemp("models") / "tiny")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LISA_TF_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_a_package_holds_one_model_file_and_its_request_limits(package, lisa_run):
+    from data_pipeline.input_limits import model_max_tokens_per_sentence
+
+    assert sorted(p.name for p in package.iterdir()) == ["assets", "card.json", "model.keras"]
+    assert sorted(p.name for p in (package / "assets").iterdir()) == ["config.json", "vocab_info.json"]
+    longest = json.loads((lisa_run / "vocab" / "vocab_info.json").read_text())["longest_sentence"]
+    assert model_max_tokens_per_sentence(package) == longest == model_max_tokens_per_sentence(lisa_run)
+
+
+def test_the_export_is_built_once_per_model_file_and_predict_then_uses_it(package, cache, tmp_path):
+    from lisa_tf.export_cache import build_export, cached_export, export_base
+    from lisa_tf.predictor import ExportPredictor, Predictor, load
+
+    assert cached_export(package) is None
+    assert type(load(package, prefer_export=True)) is Predictor  # no export yet: the .keras file
+    reports = []
+    base = build_export(package, report=reports.append)
+    assert len(reports) == 1 and str(base) in reports[0]
+    assert base.parent == cache / "exports" and base.name.startswith("tiny-")
+    assert sorted(p.name for p in base.iterdir() if not p.name.startswith(".")) == ["1"]
+    assert {"config.json", "vocab_info.json"} <= {p.name for p in (base / "1" / "assets").iterdir()}
+    built = (base / "1" / "saved_model.pb").stat().st_mtime_ns
+    assert build_export(package, report=reports.append) == base and len(reports) == 1  # reused, not rebuilt
+    assert (base / "1" / "saved_model.pb").stat().st_mtime_ns == built
+    through_export = load(package, prefer_export=True)
+    assert type(through_export) is ExportPredictor
+    texts = ["The cat sat on the mat.", "Shares soared on Tuesday."]
+    assert through_export.predict(paragraphs=texts) == load(package).predict(paragraphs=texts)
+
+    # another model file in the same place is another export
+    changed = tmp_path / "tiny"
+    _make_package(pathlib.Path(json.loads((package / "card.json").read_text())["files"]["run"]), changed, float16=True)
+    assert export_base(changed) != export_base(package) and cached_export(changed) is None
+
+
+def test_export_writes_a_packaged_model_by_path_or_name(package, tmp_path, capsys):
+    from lisa_tf.cli import main
+
+    out = tmp_path / "exports" / "tiny" / "1"
+    assert main(["export", "--model", str(package), "--out", str(out)]) == 0
+    assert (out / "saved_model.pb").exists() and (out / "assets" / "config.json").exists()
+    assert main(["export", "--model", "no-such-model", "--out", str(tmp_path / "x" / "1")]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("error: --model no-such-model: no such file or directory") and "shipped:" in error
+    assert main(["export", "--model", str(tmp_path / "exports"), "--out", str(tmp_path / "y" / "1")]) == 2
+    assert "not a packaged model" in capsys.readouterr().err
+
+
+def test_serve_builds_the_export_on_its_first_start_and_reuses_it(package, cache):
+    """``serve --model_base_path PACKAGE`` twice: the first start builds the export and says so, the
+    second serves the cached one at once."""
+
+    def start() -> tuple[list[str], float]:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        begun = time.perf_counter()
+        server = subprocess.Popen([sys.executable, "-m", "lisa_tf", "serve", "--model_name", "tiny",
+                                   "--model_base_path", str(package), "--rest_api_port", "0"],
+                                  cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = []
+        try:
+            for line in server.stdout:
+                lines.append(line.rstrip())
+                if line.startswith("REST API at"):
+                    break
+            return lines, time.perf_counter() - begun
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+
+    first, _ = start()
+    assert any(line.startswith("building the SavedModel export of") for line in first), first
+    assert any(line.startswith("REST API at") for line in first), first
+    second, _ = start()
+    assert not any("building" in line for line in second) and second[-1].startswith("REST API at"), second
+
+
+def test_16_bit_storage_halves_the_file_and_loads_as_float32(lisa_run, tmp_path):
+    """Every float32 weight of the file is stored as float16, read back into float32 variables with
+    float16's rounding, and the model labels as before; a weight float16 cannot hold stays float32."""
+    from lisa_tf.runs import load_model_file, load_run, save_model
+
+    model = load_run(lisa_run)
+    wide, narrow = save_model(model, tmp_path / "wide.keras"), save_model(model, tmp_path / "narrow.keras",
+                                                                          float16_weights=True)
+    assert narrow.stat().st_size < 0.6 * wide.stat().st_size
+    with zipfile.ZipFile(narrow) as archive, h5py.File(io.BytesIO(archive.read("model.weights.h5"))) as weights:
+        stored = []
+        weights.visititems(lambda name, item: stored.append(item[()]) if isinstance(item, h5py.Dataset) else None)
+    assert sum(values.dtype == np.float16 for values in stored) > 10
+    # kept float32: only the decoder's transition constraints (-1e9 on illegal BIO transitions)
+    assert all(np.abs(values).max() > 65504 for values in stored if values.dtype == np.float32)
+    loaded = load_model_file(narrow)
+    for original, stored in zip(model.weights, loaded.weights):
+        assert stored.dtype == original.dtype
+        values = np.asarray(original)
+        rounded = values if np.abs(values).max() > 65504 else values.astype(np.float16).astype(values.dtype)
+        np.testing.assert_array_equal(np.asarray(stored), rounded)
+    # the network computes as before, to float16's rounding of its weights
+    from data_pipeline.dataset import make_dataset
+    from data_pipeline.splits import read_split
+
+    sentences = read_split(str(ROOT / "data/propbank-ewt/dev.gold_conll.gz"), "conll12", None, 30)
+    batch = next(iter(make_dataset(sentences, model.vocabularies(), layout=model.layout, shuffle=False,
+                                   unknown_labels="map", preprocess=model.preprocessor)[0]))
+    before, after = model(batch, training=False), loaded(batch, training=False)
+    compared = [name for name, value in before.items() if value.dtype.is_floating]
+    assert "srl_scores" in compared or len(compared) >= 3, compared
+    for name in compared:
+        expected = np.asarray(before[name], np.float64)
+        finite = np.isfinite(expected) & (np.abs(expected) < 1e8)
+        np.testing.assert_allclose(np.asarray(after[name], np.float64)[finite], expected[finite],
+                                   atol=0.02 * np.abs(expected[finite]).max() + 1e-3, err_msg=name)
+
+    # a weight beyond float16's range keeps float32
+    dense = keras.Sequential([keras.Input((2,)), keras.layers.Dense(2)])
+    dense.layers[0].kernel.assign(np.array([[1e6, 0.5], [0.25, 1.0]], np.float32))
+    dense.save(tmp_path / "large.keras")
+    from lisa_tf.storage_precision import store_weights_in_float16
+
+    assert store_weights_in_float16(tmp_path / "large.keras") == {"float16": 1, "float32": 1}
+    reloaded = keras.saving.load_model(tmp_path / "large.keras")
+    assert float(reloaded.layers[0].kernel[0, 0]) == 1e6
+
+
+def test_a_twin_with_a_config_file_of_its_own_is_trained_from_it():
+    from lisa_tf.experiments import _config_source
+
+    assert _config_source("open", "lisa_finetune") == (ROOT / "configs/open/lisa_finetune.toml", [])
+    assert _config_source("open", "lisa") == (ROOT / "configs/open/lisa.toml", [])
+    assert _config_source("open", "selective_finetune") == (
+        ROOT / "configs/open/selective.toml", ["model.contextual=minilm", "model.contextual_trainable=true"])
