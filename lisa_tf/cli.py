@@ -33,12 +33,24 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(module_name)
         command = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command)
-        command.set_defaults(_run=module.run, _tensorflow=getattr(module, "TENSORFLOW", True))
+        command.set_defaults(_run=module.run, _tensorflow=getattr(module, "TENSORFLOW", True),
+                             _intermixed=getattr(module, "INTERMIXED", None))
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    # Options may come between a command's words (``predict MODEL --format jsonl TEXT``): the words
+    # after them belong to the command's word list (its INTERMIXED argument), in order.
+    intermixed = getattr(args, "_intermixed", None)
+    if extra and intermixed:
+        options = [word for word in extra if word.startswith("-") and word != "-"]
+        if options:
+            parser.error(f"unrecognized arguments: {' '.join(options)}")
+        setattr(args, intermixed, list(getattr(args, intermixed) or []) + extra)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args._tensorflow:
         import_tensorflow()
     try:

@@ -5,15 +5,15 @@ version directory, or a base directory whose highest numbered version is used) o
 (``models/srl``, the default when no path is given) and returns a :class:`Predictor`. ``predict`` returns plain, JSON-serialisable data, one dict per sentence::
 
     {"text": "The cat sat on the mat.",
-     "tokens": [{"text": "The", "start": 0, "end": 3, "pos": "DT", "head": 2}, ...],
+     "tokens": [{"text": "The", "start": 0, "end": 3, "pos": "DT", "head": 2, "deprel": "det"}, ...],
      "predicates": [{"token": 2, "text": "sat", "start": 8, "end": 11,
                      "arguments": [{"role": "ARG0", "token_start": 0, "token_end": 2, "start": 0,
                                     "end": 7, "text": "The cat", "score": 0.5781}, ...],
                      "description": "[ARG0: The cat] [V: sat] [ARG2: on the mat] ."}]}
 
 Character offsets (``start``/``end``) index the text given, ends exclusive; token spans
-(``token_start``/``token_end``) likewise. ``pos`` and ``head`` (CoNLL-U: 1-based, 0 = root) appear
-when the model predicts them (LISA, SA). An argument's ``score`` is the mean probability of its tags.
+(``token_start``/``token_end``) likewise. ``pos``, ``head`` (CoNLL-U: 1-based, 0 = root) and ``deprel``
+(its UD dependency label) appear when the model predicts them (LISA; SA predicts ``pos``). An argument's ``score`` is the mean probability of its tags.
 
 Text is split into sentences and tokenised with :mod:`data_pipeline.tokenizer` (UD English-EWT
 conventions). Prediction runs in batches of at most ``token_budget`` padded tokens.
@@ -89,14 +89,14 @@ def describe(tokens: Sequence[Token], position: int, spans: Sequence[Span]) -> s
     return " ".join(parts)
 
 
-def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None) -> dict:
+def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None, deprels=None) -> dict:
     """One sentence's plain-data result (module docstring).
 
     Args:
         text: the text the token offsets index.
         tokens: the sentence's tokens.
         predicates: ``(position, argument spans without V, per-token tag probabilities)`` triples.
-        pos, heads: predicted POS tags and CoNLL-U heads, or None.
+        pos, heads, deprels: predicted POS tags, CoNLL-U heads and dependency labels, or None.
     """
     start = tokens[0].start if tokens else 0
     end = tokens[-1].end if tokens else 0
@@ -107,6 +107,8 @@ def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None) 
             row["pos"] = str(pos[i])
         if heads is not None:
             row["head"] = int(heads[i])
+        if deprels is not None:
+            row["deprel"] = str(deprels[i])
         token_rows.append(row)
     frames = []
     for position, spans, probs in predicates:
@@ -287,7 +289,7 @@ class Predictor:
                 for p in sentence.predicates
             ]
             own = model.layout == "sentence"  # POS and heads are predicted in the sentence layout only
-            results[s] = frame(text_, toks, rows, sentence.pos if own else None, sentence.heads if own else None)
+            results[s] = frame(text_, toks, rows, *((sentence.pos, sentence.heads, sentence.dep_labels) if own else ()))
         return results
 
 
@@ -375,7 +377,8 @@ class ExportPredictor(Predictor):
                              out["srl_scores"][p][:n]))
             pos = [t.decode() for t in out["pos"][:n]] if "pos" in out else None
             heads = list(out["heads"][:n]) if "heads" in out else None
-            results[s] = frame(inputs[s][0], inputs[s][1], rows, pos, heads)
+            deprels = [t.decode() for t in out["dep_labels"][:n]] if "dep_labels" in out else None
+            results[s] = frame(inputs[s][0], inputs[s][1], rows, pos, heads, deprels)
         return results
 
 

@@ -97,8 +97,9 @@ def test_predict_labels_the_good_lines_and_reports_the_bad_ones(lisa_run, tmp_pa
     err = capsys.readouterr().err
     assert status == 2, err
     predictor = lisa_tf.load(lisa_run)
-    assert [json.loads(line) for line in out.read_text().splitlines()] == (
-        predictor.predict("It was new.") + predictor.predict(TEXT))
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [record.pop("line") for record in records] == [1] + [4] * len(predictor.predict(TEXT))
+    assert records == predictor.predict("It was new.") + predictor.predict(TEXT)
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert [w.split(": ")[1] for w in warnings] == [f"{path}:2", f"{path}:3"]
     assert "not valid UTF-8" in warnings[0] and f"{longest + 1} tokens, over the model's limit" in warnings[1]

@@ -132,16 +132,21 @@ def test_predict_command(lisa_run, tmp_path):
     done = subprocess.run(base + [TEXT, "--format", "jsonl"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [record.pop("line") for record in lines] == [1, 1]  # both sentences of TEXT argument 1
     assert lines == lisa_tf.load(lisa_run).predict(TEXT)
     assert "labelled 2 sentences" in done.stderr
-    # a file of paragraphs: labelled in shared batches, the same frames as one paragraph at a time
+    # a file of paragraphs: labelled in shared batches, the same frames as one paragraph at a time; each
+    # record names its input line, and a blank line is an empty record (the output stays aligned)
     (tmp_path / "paragraphs.txt").write_text(TEXT + "\n\nShe gave her brother a book. It was new.\n")
     done = subprocess.run(base + ["--input", str(tmp_path / "paragraphs.txt"), "--format", "jsonl"], cwd=ROOT,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     predictor = lisa_tf.load(lisa_run)
-    assert [json.loads(line) for line in done.stdout.splitlines()] == (
-        predictor.predict(TEXT) + predictor.predict("She gave her brother a book. It was new."))
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [record.pop("line") for record in records] == [1, 1, 2, 3, 3]
+    assert records == (predictor.predict(TEXT) + [{"text": "", "tokens": [], "predicates": []}]
+                       + predictor.predict("She gave her brother a book. It was new."))
+    assert "5 sentences" in done.stderr and "1 empty" in done.stderr
     (tmp_path / "in.txt").write_text("The cat sat on the mat .\n\nIt was happy .\n")
     props = tmp_path / "out.props"
     done = subprocess.run(base + ["--input", str(tmp_path / "in.txt"), "--tokenized", "--format", "conll05",
@@ -149,14 +154,24 @@ def test_predict_command(lisa_run, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     blocks = props.read_text().strip().split("\n\n")
     assert [len(b.splitlines()) for b in blocks] == [7, 4]  # one line per token, blank lines skipped
+    # the words column, then the target column and one column per predicate: CoNLL-2005's pasted
+    # layout, which the project's reader takes back with the frames
+    from data_pipeline.readers.conll05 import read_conll05
+
+    expected = predictor.predict(tokens=[["The", "cat", "sat", "on", "the", "mat", "."], ["It", "was", "happy", "."]])
+    assert [(s.words, {p.position: sorted((a.start, a.end, a.label) for a in p.arguments if a.label != "V")
+                       for p in s.predicates}) for s in read_conll05(props)] == [
+        ([t["text"] for t in r["tokens"]], _spans(r)) for r in expected]
     parsed = tmp_path / "out.conllu"
     done = subprocess.run(base + [TEXT, "--format", "conllu", "--out", str(parsed)], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     from data_pipeline.readers.conllu import read_conllu
 
-    read = read_conllu(parsed)  # the project's reader takes the predicted tags and heads back
-    assert [(s.words, s.pos, s.heads) for s in read] == [
-        ([t["text"] for t in r["tokens"]], [t["pos"] for t in r["tokens"]], [t["head"] for t in r["tokens"]]) for r in lines]
+    read = read_conllu(parsed)  # the project's reader takes the predicted tags, heads and labels back
+    assert [(s.words, s.pos, s.heads, s.dep_labels) for s in read] == [
+        ([t["text"] for t in r["tokens"]], [t["pos"] for t in r["tokens"]], [t["head"] for t in r["tokens"]],
+         [t["deprel"] for t in r["tokens"]]) for r in lines]
+    assert all(label in lisa_tf.load(lisa_run).model.dep_labels for s in read for label in s.dep_labels)
     conll12 = tmp_path / "out.gold_conll"
     done = subprocess.run(base + [TEXT, "--format", "conll12", "--out", str(conll12)], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -170,3 +185,38 @@ def test_predict_command(lisa_run, tmp_path):
     done = subprocess.run(base + ["--input", str(tmp_path / "missing.txt")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith("error:")
     assert "missing.txt" in done.stderr
+
+
+def test_options_may_follow_the_model_and_come_between_texts(lisa_run, capsys):
+    """``predict MODEL --format jsonl TEXT`` (options after the model path) labels TEXT with MODEL."""
+    from lisa_tf.cli import main
+
+    assert main(["predict", str(lisa_run), "--format", "jsonl", "The cat sat on the mat.", "--batch-tokens", "512",
+                 "It was happy."]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["line"], r["text"]) for r in records] == [(1, "The cat sat on the mat."), (2, "It was happy.")]
+    with pytest.raises(SystemExit) as exit_:  # an unknown option is still an error
+        main(["predict", str(lisa_run), "--format", "jsonl", "Hi.", "--no-such-flag"])
+    assert exit_.value.code == 2 and "unrecognized arguments: --no-such-flag" in capsys.readouterr().err
+
+
+def test_a_first_text_is_a_model_only_when_it_names_one(lisa_run, tmp_path, monkeypatch, capsys):
+    """``and/or`` is text, not a model path; a path under a directory that exists is a model (a typo
+    in it is reported, not labelled); a path that exists is the model."""
+    from lisa_tf.cli import main
+    from lisa_tf.commands.predict import _split_model
+
+    def split(*text):
+        args = type("Args", (), {"model": None, "text": list(text)})()
+        _split_model(args)
+        return args.model, args.text
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    assert split("and/or", "more") == (None, ["and/or", "more"])
+    assert split("either/or") == (None, ["either/or"])
+    assert split("models/srlx", "The cat sat.") == ("models/srlx", ["The cat sat."])
+    assert split("model.keras", "The cat sat.") == ("model.keras", ["The cat sat."])
+    assert split(str(lisa_run), "The cat sat.") == (str(lisa_run), ["The cat sat."])
+    assert main(["predict", "models/srlx", "The cat sat."]) == 2
+    assert "models/srlx: no such file or directory" in capsys.readouterr().err

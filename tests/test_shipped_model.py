@@ -98,7 +98,7 @@ def test_load_and_predict_without_a_path_use_the_shipped_model():
     out = io.StringIO()
     with redirect_stdout(out):
         assert main(["predict", "The cat sat on the mat.", "--format", "jsonl"]) == 0
-    assert json.loads(out.getvalue()) == frame
+    assert json.loads(out.getvalue()) == {"line": 1, **frame}
 
 
 def test_predict_labels_through_the_packaged_export_without_building_a_keras_model(tmp_path):

@@ -16,9 +16,9 @@ def positive_int(text: str) -> int:
     return value
 
 
-def read_lines(handle, limit: int):
+def read_lines(handle, limit: int, blank: bool = False):
     """``(line number, text or None, why it is skipped or None)`` for each non-blank line of a binary
-    ``handle``, read lazily.
+    ``handle`` (each line with ``blank``: a blank one as ``""``), read lazily.
 
     A line is decoded on its own (a byte that is not UTF-8 costs that line only, never the lines
     before it in the same read buffer), and read at most ``limit`` characters at a time: a longer
@@ -49,5 +49,5 @@ def read_lines(handle, limit: int):
             continue
         if len(line) > limit:
             yield number, None, f"{len(line):,} characters, over the limit of {limit:,} characters per line; split it"
-        elif line.strip():
+        elif line.strip() or blank:
             yield number, line, None

@@ -8,6 +8,8 @@ CHUNK = 256
 #: row of ``.gold_conll`` needs one; the models do not disambiguate senses).
 DOCUMENT = "predict"
 UNKNOWN_SENSE = "?"
+#: Options may come between the words (``predict MODEL --format jsonl TEXT``): they are all ``text``.
+INTERMIXED = "text"
 
 from data_pipeline.errors import UserError  # noqa: E402  (pure Python: keeps --help fast)
 from lisa_tf.commands._text_input import positive_int, read_lines  # noqa: E402
@@ -25,10 +27,11 @@ def add_arguments(parser):
     parser.add_argument("--tokenized", action="store_true", help="input lines are sentences of space-separated tokens")
     parser.add_argument("--parse", help="CoNLL-U file: its words are the sentences and its heads are injected (LISA)")
     parser.add_argument("--format", default="pretty", choices=("pretty", "jsonl", "conll05", "conll12", "conllu"),
-                        help="pretty: one description per predicate; jsonl: one JSON object per sentence; "
-                             "conll05: words + props columns; conll12: .gold_conll columns (one document; frameset "
-                             f"{UNKNOWN_SENSE!r}: senses are not predicted); conllu: tokens with predicted POS (XPOS) "
-                             "and heads")
+                        help="pretty: one description per predicate; jsonl: one JSON object per sentence, with "
+                             "\"line\": its --input line (or TEXT argument) number, and an empty record for a blank "
+                             "line; conll05: words + props columns (CoNLL-2005's pasted layout); conll12: .gold_conll columns (one document; frameset "
+                             f"{UNKNOWN_SENSE!r}: senses are not predicted); conllu: tokens with predicted POS (XPOS), "
+                             "heads and dependency labels")
     parser.add_argument("--out", help="write here instead of standard output")
     parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="most padded tokens per batch")
     parser.add_argument("--max-sentence-tokens", type=positive_int, default=None,
@@ -46,8 +49,9 @@ def _open(path, mode, flag):
 
 
 def _units(args, opened: list):
-    """``(source, text or tokens, heads, skipped)`` per unit of input, read lazily; ``source`` names
-    the unit for messages (``FILE:LINE``), ``skipped`` says why a line cannot be labelled. The
+    """``(source, text or tokens, heads, skipped, line)`` per unit of input, read lazily; ``source``
+    names the unit for messages (``FILE:LINE``), ``skipped`` says why a line cannot be labelled,
+    ``line`` is its number (the ``--input`` or ``--parse`` line, or the TEXT argument's). The
     ``--input`` file, once open, is appended to ``opened`` (its position gives the progress)."""
     import sys
 
@@ -58,11 +62,11 @@ def _units(args, opened: list):
         if args.text or args.input:
             raise UserError("--parse gives the sentences (its words); do not also give TEXT or --input")
         for sentence in read_conllu(args.parse):
-            yield f"{args.parse}:{sentence.line}", list(sentence.words), list(sentence.heads), None
+            yield f"{args.parse}:{sentence.line}", list(sentence.words), list(sentence.heads), None, sentence.line
         return
     if args.text:
         for number, paragraph in enumerate(args.text, start=1):
-            yield f"TEXT {number}", (paragraph.split() if args.tokenized else paragraph), None, None
+            yield f"TEXT {number}", (paragraph.split() if args.tokenized else paragraph), None, None, number
     if not args.input:
         if not args.text:
             raise UserError("nothing to label: give TEXT, --input FILE (- for stdin) or --parse FILE.conllu")
@@ -77,22 +81,26 @@ def _units(args, opened: list):
             raise UserError(f"--input {args.input}: {error.strerror}; expected a readable text file") from None
     opened.append(handle)
     with handle:
-        for number, line, skipped in read_lines(handle, MAX_PARAGRAPH_CHARACTERS):
+        # blank lines too: --format jsonl writes an empty record for each, so records and lines align
+        for number, line, skipped in read_lines(handle, MAX_PARAGRAPH_CHARACTERS, blank=True):
             unit = None if line is None else (line.split() if args.tokenized else line)
-            yield f"{name}:{number}", unit, None, skipped
+            yield f"{name}:{number}", unit, None, skipped, number
 
 
 def _split_model(args) -> None:
     """``predict MODEL TEXT…`` or ``predict TEXT…`` (the shipped model): sets ``args.model`` (None = the
-    shipped one) and ``args.text``. The first argument is the model when it exists, or when it reads as
-    a path (one word with a ``/`` or ending in ``.keras``) and text follows: a mistyped path is reported
-    as missing rather than labelled as text."""
+    shipped one) and ``args.text``. The first argument is the model when it exists, or when text
+    follows and it reads as a path: one word ending in ``.keras``, or with a ``/`` under a directory
+    that exists (``models/srlx``: a mistyped path is reported as missing rather than labelled as
+    text; ``and/or`` is text). A shipped model is named with ``--model NAME``."""
     import os
 
     if args.model is not None or not args.text:
         return
     first = args.text[0]
-    as_path = len(args.text) > 1 and not any(c.isspace() for c in first) and ("/" in first or first.endswith(".keras"))
+    one_word = len(args.text) > 1 and first and not any(c.isspace() for c in first)
+    parent = os.path.dirname(first.rstrip("/"))
+    as_path = one_word and (first.endswith(".keras") or ("/" in first and parent and os.path.isdir(parent)))
     if os.path.exists(first) or as_path:
         args.model, args.text = first, args.text[1:]
 
@@ -107,6 +115,7 @@ def _write(result, fmt, out):
     if fmt == "jsonl":
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
         return
+    result.pop("line", None)
     words = [t["text"] for t in result["tokens"]]
     if fmt == "pretty":
         out.write(result["text"] + "\n")
@@ -115,9 +124,12 @@ def _write(result, fmt, out):
         out.write("\n")
         return
     if fmt == "conllu":
+        if not words:
+            return
         for i, token in enumerate(result["tokens"], start=1):
             # PTB tags are language-specific: the XPOS column (the one the project's CoNLL-U reader reads).
-            out.write(f"{i}\t{token['text']}\t_\t_\t{token.get('pos', '_')}\t_\t{token.get('head', '_')}\t_\t_\t_\n")
+            out.write(f"{i}\t{token['text']}\t_\t_\t{token.get('pos', '_')}\t_\t{token.get('head', '_')}\t"
+                      f"{token.get('deprel', '_')}\t_\t_\n")
         out.write("\n")
         return
     predicates = [
@@ -134,7 +146,13 @@ def _write(result, fmt, out):
         sentence = Sentence(words=words, pos=pos, parse_bits=["*"] * len(words), predicates=predicates)
         out.write("\n".join(gold_conll_lines(DOCUMENT, [sentence])[1:-1]) + "\n")
         return
-    out.write("\n".join(props_lines(Sentence(words=words, predicates=predicates))) + "\n\n")
+    if not words:
+        return
+    # conll05: the words column, then the props columns (the target column and one per predicate),
+    # whitespace-aligned as the props columns are
+    lines = props_lines(Sentence(words=words, predicates=predicates))
+    width = max(map(len, words))
+    out.write("\n".join(f"{word.ljust(width)}  {line}" for word, line in zip(words, lines)) + "\n\n")
 
 
 def _progress(sentences: int, seconds: float, fraction) -> str:
@@ -227,37 +245,48 @@ def run(args) -> int:
     started = time.perf_counter()
 
     def prepared():
-        """Chunks of units, each with its units prepared for the model (read, split, tokenised)."""
+        """Chunks of units, with their sentences prepared for the model (read, split, tokenised) and
+        the unit each sentence comes from."""
         units = _units(args, opened)
         while True:
             chunk = list(itertools.islice(units, CHUNK))
             if not chunk:
                 return
-            labelled = [unit for unit in chunk if not unit[3]]
-            if args.parse or args.tokenized:
-                inputs = predictor.prepare(tokens=[u for _, u, _, _ in labelled], over_limit="skip")
-            else:
-                inputs = predictor.prepare(paragraphs=[text for _, text, _, _ in labelled], over_limit="skip")
-            yield chunk, labelled, inputs
+            inputs, owners = [], []
+            for k, (_, unit, _, reason, _) in enumerate(chunk):
+                if reason:
+                    continue
+                if args.parse or args.tokenized:
+                    sentences = predictor.prepare(tokens=[unit], over_limit="skip")
+                else:
+                    sentences = predictor.prepare(paragraphs=[unit], over_limit="skip")
+                inputs += sentences
+                owners += [k] * len(sentences)
+            yield chunk, inputs, owners
+
+    def write(result, line):
+        counts["sentences"] += 1
+        counts["tokens"] += len(result["tokens"])
+        counts["predicates"] += len(result["predicates"])
+        counts["empty"] += not result["tokens"]
+        _write({"line": line, **result}, args.format, out)
 
     try:
-        for chunk, labelled, inputs in ahead(prepared()):
-            for source, _, _, reason in chunk:
+        for chunk, inputs, owners in ahead(prepared()):
+            results = predictor.label(inputs, parse=[chunk[k][2] for k in owners] if args.parse else None) if inputs else []
+            of_unit: dict = {}
+            for k, result in zip(owners, results):
+                of_unit.setdefault(k, []).append(result)
+            for k, (source, unit, _, reason, line) in enumerate(chunk):
                 if reason:
                     skip(source, reason)
-            chunk = labelled
-            if not chunk:
-                continue
-            results = predictor.label(inputs, parse=[h for _, _, h, _ in chunk] if args.parse else None)
-            for result in results:
-                if "skipped" in result:  # reported and counted, not written
-                    skip(chunk[result["skipped"]["input"]][0], result["skipped"]["reason"])
-                    continue
-                counts["sentences"] += 1
-                counts["tokens"] += len(result["tokens"])
-                counts["predicates"] += len(result["predicates"])
-                counts["empty"] += not result["tokens"]
-                _write(result, args.format, out)
+                elif k not in of_unit:  # a blank line: an empty record keeps the output aligned with the input
+                    write({"text": "", "tokens": [], "predicates": []}, line)
+                for result in of_unit.get(k, []):
+                    if "skipped" in result:  # reported and counted, not written
+                        skip(source, result["skipped"]["reason"])
+                    else:
+                        write(result, line)
             out.flush()  # what is labelled is on disk, whatever happens to the lines after it
             if progress:
                 print("\r" + _progress(counts["sentences"], time.perf_counter() - started,
