@@ -178,6 +178,8 @@ def _labels(card: dict) -> list[str]:
 
 def _footer(card: dict, limits) -> list[str]:
     lines = ["## Known limits", ""] + [f"- {limit}" for limit in _limits(card, limits)] + ["", "## Data and licences", ""]
+    if card.get("weights_licence"):
+        lines += [f"**Licence.** {card['weights_licence']}.", "", "Data and vectors it was built from:", ""]
     lines += [f"- {licence}." for licence in card["licences"]]
     if card["kind"] == "srl":
         key = card["files"]["run"].rstrip("/").rsplit("/", 1)[-1]

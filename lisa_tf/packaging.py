@@ -62,6 +62,15 @@ LICENCES = {
 }
 
 
+#: Under which licence a shipped model's weights are given: they are trained on CC BY-SA 4.0 data
+#: (PropBank-EWT, UD English-EWT), so they are given under the same licence, with its attribution and
+#: share-alike terms; the code that builds and runs them is Apache-2.0 (LICENSE).
+WEIGHTS_LICENCE = ("The model's weights: CC BY-SA 4.0 (https://creativecommons.org/licenses/by-sa/4.0/), as the "
+                   "PropBank-EWT and UD English-EWT data they are trained on; give that attribution (see "
+                   "data/propbank-ewt/ATTRIBUTION) and share adapted models under the same licence. The code: "
+                   "Apache-2.0 (LICENSE)")
+
+
 class PackagingError(UserError):
     """The experiment directory lacks what the package needs (names the file and the command that makes it)."""
 
@@ -197,6 +206,7 @@ def _srl_card(model, float32_model, name: str, entry: dict, results: dict, train
         "evaluation": entry["eval"],
         "licences": [LICENCES["propbank-ewt"], LICENCES["glove"]]
                     + ([LICENCES["minilm"]] if config["model"].get("contextual") else []),
+        "weights_licence": WEIGHTS_LICENCE,
     }
     if parser_entry is not None:
         card["parser"] = {"name": parser_entry["name"], "evaluation": parser_entry["eval"]}
@@ -251,6 +261,7 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
                 "evaluation": parser_entry["eval"],
                 "licences": [LICENCES["ud-ewt"], LICENCES["glove"]]
                             + ([LICENCES["minilm"]] if parser_training["config"]["model"].get("contextual") else []),
+                "weights_licence": WEIGHTS_LICENCE,
             }
             parser_card["files"] = _package(parser, parser_run, parser_build, float16)
             _write_card(parser_build, parser_card, parser_card_markdown)
@@ -271,6 +282,7 @@ def update_card(package: str | os.PathLike) -> dict:
     card["files"] = {**card["files"], "keras_bytes": _size(package / KERAS_FILE)}
     card["files"].pop("export_bytes", None)
     card["files"].setdefault("weights", "float32")
+    card["weights_licence"] = WEIGHTS_LICENCE
     if card.get("kind") == "parser":
         _write_card(package, card, parser_card_markdown)
         return card

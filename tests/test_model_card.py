@@ -46,6 +46,7 @@ def _card():
                                           "f1": 62.55}},
                    "unseen_predicates": {"predicates": 207, "precision": 54.61, "recall": 15.91, "f1": 24.64}},
         "package": "srl-fast",
+        "weights_licence": "The model's weights: CC BY-SA 4.0",
     }
 
 
@@ -82,6 +83,7 @@ def test_srl_card_puts_each_figure_in_its_row():
     assert "50-dimensional GloVe vectors" in text
     assert "3 semantic roles: ARG0, ARG1, ARGM-TMP." in text
     assert "- GloVe: PDDL." in text and "not comparable with CoNLL-2005" in text
+    assert "**Licence.** The model's weights: CC BY-SA 4.0." in text
     assert "| model | num_layers | 6 |" in text
 
 

@@ -79,6 +79,8 @@ def test_card_figures_come_from_the_run(card):
     text = (DEFAULT_SRL / "MODEL_CARD.md").read_text()
     assert f"{evaluation['test.predicted']['srl']['f1']:.2f}" in text
     assert "CC BY-SA 4.0" in text and "PDDL" in text
+    for name in shipped_names():  # every model says under which licence its weights are given
+        assert "**Licence.** The model's weights: CC BY-SA 4.0" in (SHIPPED / name / "MODEL_CARD.md").read_text(), name
     for name in SRL_PACKAGES:  # what a user can expect on their text: by genre, and on predicates never seen
         slices = read_card(SHIPPED / name)["slices"]
         assert list(slices["by_genre"]) == ["weblog", "newsgroup", "email", "reviews", "answers"], name
