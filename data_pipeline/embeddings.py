@@ -102,6 +102,25 @@ def _split(line: str, dim: int, path: str, number: int) -> tuple[str, list[str]]
     return word, parts[-dim:]
 
 
+def _header_dim(fields: list[str]) -> Optional[int]:
+    """The dimension a first line of two integers (word2vec's ``count dim`` header) gives, else None."""
+    if len(fields) == 2 and all(natural_number(f) is not None for f in fields):
+        return int(fields[1])
+    return None
+
+
+def embedding_dimension(path: str | os.PathLike) -> int:
+    """The dimension of a GloVe text file, from its first line alone (checked before any work)."""
+    path = os.fspath(path)
+    for number, line in _lines(path):
+        fields = line.split()
+        dim = _header_dim(fields) or len(fields) - 1
+        if dim < 1:
+            raise DataFormatError(path, number, "expected a word followed by its vector values, found one field")
+        return dim
+    raise DataFormatError(path, None, "expected GloVe vectors, found an empty file")
+
+
 def load_glove(
     path: str | os.PathLike,
     vocab: Vocabulary,
@@ -136,8 +155,8 @@ def load_glove(
             raise DataFormatError(path, number, "expected 'word v1 ... vD', found an empty line")
         if number == 1:
             fields = line.split()
-            if len(fields) == 2 and all(natural_number(f) is not None for f in fields):
-                header_dim = int(fields[1])
+            header_dim = _header_dim(fields)
+            if header_dim is not None:
                 if file_dim is not None and header_dim != file_dim:
                     raise DataFormatError(path, 1, f"expected dimension {file_dim}, header says {header_dim}")
                 file_dim = header_dim

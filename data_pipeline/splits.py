@@ -45,7 +45,9 @@ def read_split(path: str, fmt: str, parse: Optional[str] = None, limit: int = 0)
         parses = parses[:limit] if parses is not None else None
     if parses is not None:
         return attach_parse(sentences, parses, parse)
-    if sentences and all(s.heads is None and s.parse_bits is not None and s.pos is not None for s in sentences):
+    # A parse-bit column of "*" alone (CoNLL-2012 files without trees) holds no tree: no heads.
+    has_trees = any("(" in bit for s in sentences for bit in (s.parse_bits or ()))
+    if has_trees and all(s.heads is None and s.parse_bits is not None and s.pos is not None for s in sentences):
         converted = []
         for sentence in sentences:
             heads, labels = sentence_heads(sentence, content_heads=True)

@@ -60,12 +60,12 @@ import keras
 import numpy as np
 
 from data_pipeline.dataset import make_dataset
-from data_pipeline.embeddings import load_glove
+from data_pipeline.embeddings import embedding_dimension, load_glove
 from data_pipeline.vocab import Vocabularies, predicate_bio_tags
 
 from data_pipeline.splits import read_split
 
-from lisa_tf.config import ExperimentConfig, validate_config
+from lisa_tf.config import ConfigError, ExperimentConfig, validate_config
 from lisa_tf.decoding.viterbi import start_log_probs, transition_log_probs
 from lisa_tf.models import DependencyParser, build_model
 from lisa_tf.evaluation.srl_eval import score
@@ -125,6 +125,32 @@ def _training_features(config: ExperimentConfig, model, train_sentences, run_dir
     return lambda features: cache.attach(model.preprocessor(features))
 
 
+def _require_parse(config: ExperimentConfig, sentences) -> None:
+    """LISA (its syntax head) and the parser learn from dependency trees: the training data must
+    give them, one of two ways (docs/data-formats.md); SA and DeepAtt need none."""
+    model = config.model
+    needs = model.kind == "parser" or (model.kind == "lisa" and model.syntax)
+    if needs and sentences and not any(s.heads is not None for s in sentences):
+        who = "the dependency parser" if model.kind == "parser" else "LISA's syntax head (model.syntax = true)"
+        raise ConfigError(
+            f"data.train {config.data.train}: has no dependency trees, which {who} learns from; give them either "
+            "as a tree column in the file (CoNLL-2012 parse bits, converted with head rules, or CoNLL-U heads) or "
+            "as a CoNLL-U file of the same sentences' trees (data.parse_train=FILE.conllu and data.parse_dev=, or "
+            "NAME.conllu beside NAME.gold_conll); SA "
+            "(model.kind = sa) needs no parse (docs/data-formats.md)")
+
+
+def _check_embedding_size(config: ExperimentConfig) -> None:
+    """GloVe vectors are the word embeddings as they are: their dimension is model.embedding_size."""
+    if not config.data.embeddings:
+        return
+    dim = embedding_dimension(config.data.embeddings)
+    if dim != config.model.embedding_size:
+        raise ConfigError(f"model.embedding_size is {config.model.embedding_size}, but data.embeddings "
+                          f"{config.data.embeddings} holds {dim}-dimensional vectors; set model.embedding_size={dim}, "
+                          "or data.embeddings= for random ones")
+
+
 def _encoder_lengths(model, sentences) -> Optional[list[int]]:
     """For a model whose contextual encoder trains in the step, each sentence's word-piece length
     (batches are bounded by it: the encoder's activations kept for the gradient grow with pieces,
@@ -161,6 +187,8 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     chief = is_chief(strategy)
     data = config.data
     train_sentences = read_split(data.train, data.format, data.parse_train or None, data.max_train_sentences)
+    _require_parse(config, train_sentences)
+    _check_embedding_size(config)
     dev_sentences = read_split(data.dev, data.format, data.parse_dev or None, data.max_eval_sentences)
     # the data is readable: from here on the run directory is written
     run_dir.mkdir(parents=True, exist_ok=True)
