@@ -314,6 +314,11 @@ class ExportPredictor(Predictor):
         self.finds_predicates = not self.takes_predicates or "find_predicates" in self.loaded.signatures
         self.uses_syntax = "with_parse" in self.loaded.signatures
 
+    def srl_tags(self) -> list[str]:
+        """The export's SRL tags (its ``assets/srl_labels.tsv``: the training data's BIO tags)."""
+        path = pathlib.Path(self.path) / "assets" / "srl_labels.tsv"
+        return [line.split("\t")[0] for line in path.read_text(encoding="utf-8").splitlines() if line]
+
     def _run(self, rows: Sequence[Sequence[str]], **extra) -> Iterator[tuple[int, dict]]:
         """``(row index, {output: that row's numpy value})`` for every row, run in packed batches;
         ``extra``: per-row inputs besides the tokens (``predicate_index``, ``parse_heads``)."""

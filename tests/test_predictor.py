@@ -220,3 +220,34 @@ def test_a_first_text_is_a_model_only_when_it_names_one(lisa_run, tmp_path, monk
     assert split(str(lisa_run), "The cat sat.") == (str(lisa_run), ["The cat sat."])
     assert main(["predict", "models/srlx", "The cat sat."]) == 2
     assert "models/srlx: no such file or directory" in capsys.readouterr().err
+
+
+def test_evaluate_takes_every_kind_of_model(lisa_run, lisa_export, tmp_path, capsys):
+    """``evaluate --model`` scores a run, its .keras file (with --format: it records none) and its
+    export alike, with the tables of ``evaluate --run``."""
+    from lisa_tf.cli import main
+
+    data = str(ROOT / "data" / "propbank-ewt" / "dev.gold_conll.gz")
+
+    def evaluate(*given):
+        assert main(["evaluate", *given, "--data", data, "--limit", "40"]) == 0
+        out = capsys.readouterr().out
+        return json.loads(out[: out.index("\n}\n") + 2]), out
+
+    by_run, table = evaluate("--run", str(lisa_run))
+    assert "| " in table and "Predicate detection" in table
+    by_model, _ = evaluate("--model", str(lisa_run))
+    assert by_model["srl"] == by_run["srl"] and by_model["parsing"] == by_run["parsing"]
+    from lisa_tf.runs import load_run, save_model
+
+    keras_file = save_model(load_run(lisa_run), tmp_path / "lisa.keras")  # the run's best weights
+    assert main(["evaluate", "--model", str(keras_file), "--data", data, "--limit", "40"]) == 2
+    assert "records no data format; give --format" in capsys.readouterr().err
+    by_file, _ = evaluate("--model", str(keras_file), "--format", "conll12")
+    assert by_file["srl"]["f1"] == pytest.approx(by_run["srl"]["f1"], abs=0.5)
+    _, export = lisa_export
+    by_export, _ = evaluate("--model", str(export))
+    assert by_export["srl"]["f1"] == pytest.approx(by_run["srl"]["f1"], abs=0.5)
+    assert by_export["parsing"]["predicate_f1"] == pytest.approx(by_run["parsing"]["predicate_f1"], abs=1.0)
+    assert main(["evaluate", "--model", "no-such-model", "--data", data]) == 2
+    assert "--model no-such-model: no such file or directory" in capsys.readouterr().err

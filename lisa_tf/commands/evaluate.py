@@ -1,17 +1,22 @@
 """``python -m lisa_tf evaluate``."""
 
-HELP = "evaluate trained run(s) on a data set: SRL (both scorer conventions), predicates, POS, parsing"
+HELP = ("evaluate trained run(s) or a model on a data set: SRL (both scorer conventions), predicates, POS, "
+        "parsing")
 
 
 def add_arguments(parser):
-    parser.add_argument("--run", nargs="+", required=True, help="run directory; several runs = ensemble (averaged softmax)")
-    parser.add_argument("--data", required=True, help="data in the run's format (file or directory)")
-    parser.add_argument("--format", help="data format if it differs from the run's (conll05, conll12, lisa)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--run", nargs="+", help="run directory; several runs = ensemble (averaged softmax)")
+    which.add_argument("--model", help="a packaged model (models/srl, or its name: srl, srl-fast, parser), a .keras "
+                                       "file, a SavedModel export or a run directory")
+    parser.add_argument("--data", required=True, help="data in the model's format (file or directory)")
+    parser.add_argument("--format", help="data format if it differs from the model's (conll05, conll12, lisa, conllu); "
+                                         "needed for a .keras file, which records none")
     parser.add_argument("--parse", help="CoNLL-U file: inject these dependency heads into the syntax head (LISA)")
     parser.add_argument("--gold-parse", action="store_true", help="inject the data's own gold heads (LISA)")
     parser.add_argument("--data-parse", help="CoNLL-U file with the data's gold heads (when the data has none)")
     parser.add_argument("--gold-predicates", action="store_true", help="score with the gold predicates given")
-    parser.add_argument("--weights", default="best", help="best (default), final, or a weights file")
+    parser.add_argument("--weights", default="best", help="with --run: best (default), final, or a weights file")
     parser.add_argument("--limit", type=int, default=0, help="evaluate the first N sentences only")
     parser.add_argument("--out", help="write the metrics JSON here (and Markdown beside it)")
 
@@ -30,22 +35,17 @@ def run(args) -> int:
     import sys
 
     from lisa_tf.atomic_files import check_writable, write_text
-    from lisa_tf.evaluation.runs import evaluate_runs, metrics_markdown
+    from lisa_tf.evaluation.runs import evaluate_model, evaluate_runs, metrics_markdown
 
     if args.out:  # before the evaluation, which may take long
         check_writable(args.out, "--out")
         check_writable(pathlib.Path(args.out).with_suffix(".md"), "--out")
-    metrics = evaluate_runs(
-        args.run,
-        args.data,
-        data_format=args.format,
-        parse=args.parse,
-        gold_parse=args.gold_parse,
-        data_parse=args.data_parse,
-        gold_predicates=args.gold_predicates,
-        weights=args.weights,
-        limit=args.limit,
-    )
+    options = dict(data_format=args.format, parse=args.parse, gold_parse=args.gold_parse, data_parse=args.data_parse,
+                   gold_predicates=args.gold_predicates, limit=args.limit)
+    if args.model is not None:
+        metrics = evaluate_model(args.model, args.data, **options)
+    else:
+        metrics = evaluate_runs(args.run, args.data, weights=args.weights, **options)
     text = json.dumps(metrics, indent=2)
     markdown = metrics_markdown(metrics)
     if args.out:

@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 
 from data_pipeline.errors import UserError
 from data_pipeline.readers.conllu import attach_parse, read_conllu
+from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.splits import read_split
 
 from lisa_tf.evaluation.parse_eval import evaluate_parsing
@@ -30,13 +31,22 @@ class EvaluationError(UserError):
     """Options of ``evaluate`` that do not go together, or data that lacks what they need."""
 
 
-def unseen_labels(gold: Sequence, vocabs) -> dict[str, int]:
-    """Gold arguments per role label the SRL vocabulary (the training data's) has no tag for: the model
-    cannot predict them, so each counts as a miss. Most frequent first."""
-    known = set(vocabs.srl.entries)
+def unseen_labels(gold: Sequence, tags) -> dict[str, int]:
+    """Gold arguments per role label the model's SRL tags (``vocabs.srl.entries``: the training data's)
+    have no tag for: the model cannot predict them, so each counts as a miss. Most frequent first."""
+    known = set(tags)
     counts = Counter(argument.label for sentence in gold for predicate in sentence.predicates
                      for argument in predicate.arguments if argument.label != "V" and f"B-{argument.label}" not in known)
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _read_data(data: str, data_format: str, data_parse: Optional[str], parse: Optional[str], limit: int):
+    """The gold sentences (the first ``limit``) and the parse to inject, if any, cut alike."""
+    gold = read_split(data, data_format, data_parse, limit)
+    parsed = None
+    if parse:
+        parsed = read_conllu(parse)[: len(gold)] if limit else read_conllu(parse)
+    return gold, parsed
 
 
 def evaluate_runs(
@@ -65,13 +75,67 @@ def evaluate_runs(
     if len(models) > 1:
         check_ensemble_models(models, [str(run) for run in runs])
     config = configs[0]
-    gold = read_split(data, data_format or config.data.format, data_parse, limit)
-    parsed = None
-    if parse:
-        parsed = read_conllu(parse)[: len(gold)] if limit else read_conllu(parse)
+    gold, parsed = _read_data(data, data_format or config.data.format, data_parse, parse, limit)
     return evaluate_models(models, gold, names=list(runs), data=data, parse=parsed, parse_name=parse,
                            gold_parse=gold_parse, gold_predicates=gold_predicates, token_budget=token_budget,
                            return_sentences=return_sentences)
+
+
+def evaluate_model(
+    model: str,
+    data: str,
+    data_format: Optional[str] = None,
+    parse: Optional[str] = None,
+    gold_parse: bool = False,
+    data_parse: Optional[str] = None,
+    gold_predicates: bool = False,
+    limit: int = 0,
+    token_budget: int = 4096,
+    return_sentences: bool = False,
+):
+    """Metrics of what ``evaluate --model`` names, as for a run: a run directory, a packaged model
+    (also by its name: ``srl``), a ``.keras`` file, or a SavedModel export (labelled through its
+    signatures). The data's format defaults to the one the model was trained on, where it records it."""
+    import json
+    import pathlib
+
+    from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS, is_package, model_path
+    from lisa_tf.runs import MODEL_FILE, load_model_file
+
+    if parse and gold_parse:
+        raise EvaluationError("--parse and --gold-parse are exclusive: inject one parse")
+    try:
+        path = model_path(model, "srl", "--model")
+    except FileNotFoundError as error:
+        raise EvaluationError(f"--model {error}") from None
+    if not is_package(path) and (path / MODEL_FILE).exists() and (path / "config.json").exists():
+        return evaluate_runs([str(path)], data, data_format, parse, gold_parse, data_parse, gold_predicates,
+                             limit=limit, token_budget=token_budget, return_sentences=return_sentences)
+    export = None
+    if is_package(path):
+        recorded, loaded = path / PACKAGE_ASSETS / "config.json", load_model_file(path / KERAS_FILE)
+    elif path.is_file() and path.suffix == ".keras":
+        recorded, loaded = None, load_model_file(path)
+    else:
+        from lisa_tf.predictor import ExportPredictor, _latest_version
+
+        version = _latest_version(path)
+        recorded, export = version / "assets" / "config.json", ExportPredictor(version, token_budget=token_budget)
+        if "srl_tags" not in export.signature.structured_outputs:
+            raise EvaluationError(f"--model {path}: a dependency parser's export; evaluate the parser's package or "
+                                  ".keras file (its trees are scored there)")
+    if data_format is None:
+        if recorded is None or not pathlib.Path(recorded).exists():
+            raise EvaluationError(f"--model {path}: records no data format; give --format conll05|conll12|lisa|conllu")
+        data_format = json.loads(pathlib.Path(recorded).read_text())["data"]["format"]
+    gold, parsed = _read_data(data, data_format, data_parse, parse, limit)
+    options = dict(data=data, parse=parsed, parse_name=parse, gold_parse=gold_parse, gold_predicates=gold_predicates,
+                   return_sentences=return_sentences)
+    if export is not None:
+        # scored on every sentence, as the .keras path is: the serving limit is not an evaluation's
+        export.max_sentence_tokens = max([export.max_sentence_tokens] + [len(s) for s in gold])
+        return evaluate_export(export, gold, name=str(path), **options)
+    return evaluate_models([loaded], gold, names=[str(path)], token_budget=token_budget, **options)
 
 
 def evaluate_models(
@@ -106,26 +170,74 @@ def evaluate_models(
     if predicts_predicates:
         options["gold_predicates"] = gold_predicates
     predicted = predict_sentences(models, inputs, vocabs, token_budget=token_budget, **options)
+    metrics = _srl_metrics(gold, predicted, names, data, _condition(gold_parse, parse_name if parse is not None else None),
+                           gold_predicates or not predicts_predicates, vocabs.srl.entries,
+                           finds_predicates=models[0].layout == "sentence" or (predicts_predicates and not gold_predicates),
+                           own_parse=models[0].layout == "sentence" and not injected)
+    return (metrics, gold, predicted) if return_sentences else metrics
+
+
+def _condition(gold_parse: bool, parse_name: Optional[str]) -> str:
+    return "gold parse" if gold_parse else (f"parse {parse_name}" if parse_name is not None else "own parse")
+
+
+def _srl_metrics(gold, predicted, names, data, condition: str, gold_predicates: bool, tags,
+                 finds_predicates: bool, own_parse: bool) -> dict:
+    """The SRL metrics of ``predicted`` against ``gold``: srl-eval both conventions, the labels the
+    model cannot predict, and where the model finds its own predicates (and predicts POS and a parse),
+    predicate detection (and POS accuracy, UAS/LAS)."""
     metrics = {
         "runs": list(names),
         "data": data,
         "sentences": len(gold),
-        "condition": "gold parse" if gold_parse else (f"parse {parse_name}" if parse is not None else "own parse"),
-        "gold_predicates": gold_predicates or not predicts_predicates,
+        "condition": condition,
+        "gold_predicates": gold_predicates,
         "srl": score(gold, predicted),
         "srl_swap": score(gold, predicted, swap=True),
-        "unseen_labels": unseen_labels(gold, vocabs),
+        "unseen_labels": unseen_labels(gold, tags),
     }
-    if models[0].layout == "sentence":
+    if finds_predicates:
         layers = ["predicates"]
         if predicted[0].pos is not None and gold[0].pos is not None:
             layers.append("pos")
-        if not injected and predicted[0].heads is not None and gold[0].heads is not None:
+        if own_parse and predicted[0].heads is not None and gold[0].heads is not None:
             layers.append("parse")
         metrics["parsing"] = evaluate_parsing(gold, predicted, layers=layers)
-    elif predicts_predicates and not gold_predicates:
-        # DeepAtt / Selective Connection with a predicate identifier: predicate detection only.
-        metrics["parsing"] = evaluate_parsing(gold, predicted, layers=["predicates"])
+    return metrics
+
+
+def _frame_sentence(gold: Sentence, frame: dict) -> Sentence:
+    """A predictor's frame of ``gold``'s tokens as a Sentence the scorers read; a predicate's lemma is
+    the gold one at its position (srl-eval's verb column is the gold file's, as in CoNLL evaluations)."""
+    lemmas = {p.position: p.lemma for p in gold.predicates}
+    tokens = frame["tokens"]
+    predicates = [Predicate(p["token"], lemmas.get(p["token"], p["text"].lower()), None, tuple(sorted(
+        [Span(a["token_start"], a["token_end"] - 1, a["role"]) for a in p["arguments"]]
+        + [Span(p["token"], p["token"], "V")]))) for p in frame["predicates"]]
+    column = lambda key: [t[key] for t in tokens] if tokens and key in tokens[0] else None  # noqa: E731
+    return Sentence(words=list(gold.words), pos=column("pos"), heads=column("head"), dep_labels=column("deprel"),
+                    predicates=predicates)
+
+
+def evaluate_export(predictor, gold: Sequence[Sentence], *, name: str, data: str, parse: Optional[Sequence] = None,
+                    parse_name: Optional[str] = None, gold_parse: bool = False, gold_predicates: bool = False,
+                    return_sentences: bool = False):
+    """:func:`evaluate_models` for a SavedModel export (an :class:`~lisa_tf.predictor.ExportPredictor`):
+    the gold sentences' tokens are labelled through its signatures and scored alike."""
+    inputs = attach_parse(gold, parse, parse_name) if parse is not None else gold
+    injected = parse is not None or gold_parse
+    if injected and inputs[0].heads is None:
+        raise EvaluationError(f"{data}: no dependency heads to inject; give --data-parse FILE.conllu or --parse FILE.conllu")
+    if gold_predicates and not predictor.takes_predicates:
+        raise EvaluationError("--gold-predicates: this export finds its own predicates (LISA, SA) and takes none; "
+                              "evaluate its .keras file or package to give the gold ones")
+    given = [[p.position for p in s.predicates] for s in gold] if gold_predicates or not predictor.finds_predicates else None
+    frames = predictor.predict(tokens=[s.words for s in gold], predicates=given,
+                               parse=[list(s.heads) for s in inputs] if injected else None)
+    predicted = [_frame_sentence(g, f) for g, f in zip(gold, frames)]
+    metrics = _srl_metrics(gold, predicted, [name], data, _condition(gold_parse, parse_name if parse is not None else None),
+                           given is not None, predictor.srl_tags(), finds_predicates=given is None,
+                           own_parse=not injected)
     return (metrics, gold, predicted) if return_sentences else metrics
 
 
