@@ -38,8 +38,21 @@ from data_pipeline.errors import UserError
 from lisa_tf.atomic_files import partial_directory, write_text
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-#: Where the shipped models live in the repository.
-SHIPPED = ROOT / "models"
+#: The environment variable naming another directory of packaged models.
+MODELS_ENV = "LISA_TF_MODELS"
+
+
+def _shipped_directory() -> pathlib.Path:
+    """Where the shipped models are: ``$LISA_TF_MODELS``; else ``models/`` of the repository; else,
+    after ``pip install .``, the installed copy (``lisa_tf/shipped_models``, pyproject.toml)."""
+    if os.environ.get(MODELS_ENV):
+        return pathlib.Path(os.environ[MODELS_ENV])
+    repository = ROOT / "models"
+    return repository if repository.is_dir() else pathlib.Path(__file__).resolve().parent / "shipped_models"
+
+
+#: Where the shipped models live (the repository's ``models/``, see :func:`_shipped_directory`).
+SHIPPED = _shipped_directory()
 #: The default SRL model of ``lisa_tf.load()``, ``predict`` and ``serve``; and the default parser.
 DEFAULT_SRL = SHIPPED / "srl"
 DEFAULT_PARSER = SHIPPED / "parser"
@@ -357,6 +370,7 @@ def default_model(kind: str = "srl", flag: Optional[str] = None) -> pathlib.Path
     path = DEFAULT_SRL if kind == "srl" else DEFAULT_PARSER
     if not is_package(path):
         given = f"no {flag} given and " if flag else ""
-        raise PackagingError(f"{given}the shipped {kind} model {path} is missing; rebuild it with "
-                             "./run_experiments.sh open --models lisa && python -m lisa_tf package-model")
+        raise PackagingError(f"{given}the shipped {kind} model {path} is missing; set {MODELS_ENV} to a directory of "
+                             "packaged models, or rebuild it with ./run_experiments.sh open --models lisa && "
+                             "python -m lisa_tf package-model")
     return path

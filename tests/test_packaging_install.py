@@ -1,0 +1,51 @@
+"""``pip install .``: the wheel holds every package of the source tree and the shipped models, and the
+installed package labels text outside the repository with them (lisa_tf.packaging.SHIPPED)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+
+from tests.conftest import ROOT
+
+
+def test_the_package_list_is_the_source_tree():
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    found = sorted(str(p.parent.relative_to(ROOT)).replace(os.sep, ".")
+                   for top in ("lisa_tf", "data_pipeline", "export") for p in (ROOT / top).rglob("__init__.py"))
+    assert sorted(listed) == sorted(found + ["lisa_tf.shipped_models"])
+
+
+def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
+    wheels, target, elsewhere = tmp_path / "wheels", tmp_path / "site", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    source = tmp_path / "source"  # the files a clone has: the build's scratch files stay out of the checkout
+    source.mkdir()
+    for name in ("pyproject.toml", "requirements.txt", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    for name in ("lisa_tf", "data_pipeline", "export", "models"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
+                            "--quiet", "-w", str(wheels)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-2000:]
+    [wheel] = wheels.glob("lisa_tf-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for model in ("srl", "parser"):
+        assert {f"lisa_tf/shipped_models/{model}/{name}" for name in
+                ("model.keras", "card.json", "MODEL_CARD.md", "assets/config.json")} <= set(names)
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target),
+                              str(wheel)], capture_output=True, text=True, timeout=600)
+    assert install.returncode == 0, install.stderr[-2000:]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LISA_TF_MODELS")}
+    env["PYTHONPATH"] = str(target)  # the installed copy only: not the repository
+    done = subprocess.run([sys.executable, "-m", "lisa_tf", "predict", "--format", "jsonl", "The cat sat on the mat."],
+                          cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    where = subprocess.run([sys.executable, "-c", "import lisa_tf.packaging as p; print(p.DEFAULT_SRL)"],
+                           cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
+    assert where.stdout.strip() == str(target / "lisa_tf" / "shipped_models" / "srl")
+    assert "sat" in [p["text"] for p in __import__("json").loads(done.stdout)["predicates"]]
