@@ -301,6 +301,21 @@ class Vocabularies:
             upos=Vocabulary("upos", sorted(upos)),
         )
 
+    def extended(self, other: "Vocabularies") -> "Vocabularies":
+        """These vocabularies grown by the entries of ``other`` they lack (a model's, adapted to new
+        data): every old entry keeps its index, new ones follow in ``other``'s order, so an old
+        model's embedding and output rows stay where they were."""
+        grown = {}
+        for name in VOCABULARY_NAMES:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            known = set(mine.entries)
+            grown[name] = Vocabulary(name, list(mine.entries) + [e for e in theirs.entries if e not in known],
+                                     oov_id=mine.oov_id)
+        info = dict(other.info, longest_sentence=max(self.info.get("longest_sentence", 0),
+                                                     other.info.get("longest_sentence", 0)),
+                    extends={name: len(getattr(self, name)) for name in VOCABULARY_NAMES})
+        return Vocabularies(info=info, **grown)
+
     def word_id(self, word: str) -> int:
         """Index of a raw token (lower-cased first; unknown words give ``OOV_ID``)."""
         return self.words.lookup(normalise_word(word))

@@ -181,6 +181,10 @@ class TrainConfig:
             task layers' (``model.contextual_trainable``).
         layer_decay: layer-wise learning-rate decay of a fine-tuned encoder: block ``k`` of ``L`` (and
             the embeddings, as block 0) learns at ``layer_decay^(L - k)`` × the encoder's rate.
+        init: start from this trained model instead of random weights (``train --init``; a packaged
+            model or its name, a run directory or a ``.keras`` file of the same ``model`` settings): its
+            vocabularies grow by the new data's entries (new rows, the old ones kept) and its weights
+            are copied in (:mod:`lisa_tf.training.init_from_model`). "" = none.
     """
 
     optimizer: Literal["adadelta", "nadam"] = "adadelta"
@@ -205,6 +209,7 @@ class TrainConfig:
     seed: int = 1
     encoder_learning_rate_scale: float = 0.05
     layer_decay: float = 0.9
+    init: str = ""
 
 
 @dataclasses.dataclass

@@ -4,13 +4,18 @@ HELP = "train a model (resumes when --out already holds a run)"
 
 
 def add_arguments(parser):
-    parser.add_argument("--config", help="configs/*.toml|json; optional when resuming (the run's config.json is used)")
+    parser.add_argument("--config", help="configs/*.toml|json; optional when resuming (the run's config.json is used) "
+                                         "and with --init (the model's own)")
+    parser.add_argument("--init", metavar="MODEL",
+                        help="start from a trained model (a shipped model's name such as srl, a package, a run, or a "
+                             ".keras file with --config): its settings, with fewer steps and a lower learning rate for "
+                             "a few hundred sentences; vocabularies grow by the new data (train.init)")
     parser.add_argument("--out", required=True, help="run directory")
     parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="e.g. train.max_steps=200 model.num_layers=4")
     parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="progress: 0 evaluations only, 1 one line redrawn (default on a terminal), 2 a plain line every 30 s")
 
 
-def checked_config(config_path, overrides, out):
+def checked_config(config_path, overrides, out, init=None):
     """The experiment to train in ``out``, checked in full before anything is read or written: the
     config (:func:`~lisa_tf.config.validate_config`), and when ``out`` already holds a run, that the
     run has the same model.
@@ -29,7 +34,16 @@ def checked_config(config_path, overrides, out):
     if out.exists() and not out.is_dir():
         raise RunError(f"--out {out}: exists and is not a directory; give a new or an existing run directory")
     saved = out / "config.json"
-    if config_path:
+    if init and not saved.exists():  # a new run from a model: its settings, adapted, then the overrides
+        from lisa_tf.training.init_from_model import adaptation_overrides, init_path, recorded_config
+
+        model = init_path(init)
+        base = config_path or recorded_config(model)
+        if base is None:
+            raise UserError(f"--init {init}: a .keras file records no settings; give --config with its model's settings")
+        overrides = adaptation_overrides(model) + [f"train.init={init}"] + list(overrides)
+        config = load_config(base, overrides)
+    elif config_path:
         config = load_config(config_path, overrides)
     elif saved.exists():
         config = load_config(saved, overrides)
@@ -43,7 +57,7 @@ def checked_config(config_path, overrides, out):
 def run(args) -> int:
     import json
 
-    config = checked_config(args.config, args.overrides, args.out)
+    config = checked_config(args.config, args.overrides, args.out, args.init)
 
     from lisa_tf.training.loop import train
 

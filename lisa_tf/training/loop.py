@@ -66,6 +66,7 @@ from data_pipeline.vocab import Vocabularies, predicate_bio_tags
 from data_pipeline.splits import read_split
 
 from lisa_tf.config import ConfigError, ExperimentConfig, validate_config
+from lisa_tf.training import init_from_model
 from lisa_tf.decoding.viterbi import start_log_probs, transition_log_probs
 from lisa_tf.models import DependencyParser, build_model
 from lisa_tf.evaluation.srl_eval import score
@@ -82,12 +83,16 @@ from lisa_tf.training.strategy import is_chief, make_strategy
 from lisa_tf.weights import frozen_parts
 
 
-def build_vocabularies(config: ExperimentConfig, train_sentences, run_dir: pathlib.Path) -> Vocabularies:
-    """Vocabularies from the training data, saved in ``run_dir/vocab`` (reloaded when resuming)."""
+def build_vocabularies(config: ExperimentConfig, train_sentences, run_dir: pathlib.Path,
+                       base: Optional[Vocabularies] = None) -> Vocabularies:
+    """Vocabularies from the training data, saved in ``run_dir/vocab`` (reloaded when resuming);
+    ``base`` (the ``train.init`` model's) grown by the data's new entries."""
     directory = run_dir / "vocab"
     if (directory / "srl.txt").exists():
         return Vocabularies.load(directory)
     vocabs = Vocabularies.build(train_sentences)
+    if base is not None:
+        vocabs = base.extended(vocabs)
     with partial_directory(directory) as partial:  # whole or not at all
         vocabs.save(partial)
     return vocabs
@@ -189,6 +194,11 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     train_sentences = read_split(data.train, data.format, data.parse_train or None, data.max_train_sentences)
     _require_parse(config, train_sentences)
     _check_embedding_size(config)
+    init_model = None
+    if config.train.init and not (run_dir / "vocab" / "srl.txt").exists():  # a new run starting from a model
+        init = init_from_model.init_path(config.train.init)
+        init_from_model.check_same_settings(config, init)
+        init_model = init_from_model.load_init_model(init)
     dev_sentences = read_split(data.dev, data.format, data.parse_dev or None, data.max_eval_sentences)
     # the data is readable: from here on the run directory is written
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -199,7 +209,8 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         # written its first checkpoint (continuation_started below).
         print(f"{run_dir}: finished at step {finished['steps']}; continuing to train.max_steps={config.train.max_steps}",
               flush=True)
-    vocabs = build_vocabularies(config, train_sentences, run_dir)
+    vocabs = build_vocabularies(config, train_sentences, run_dir,
+                                init_model.vocabularies() if init_model is not None else None)
     print(
         f"train: {len(train_sentences)} sentences, dev: {len(dev_sentences)}; policy {policy}; "
         f"{strategy.num_replicas_in_sync} replica(s)",
@@ -210,6 +221,12 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         model.compile(optimizer=make_optimizer(config.train, encoder_learning_rate_scales(model, config.train)))
         model.build_from_batch()
         restored = restore_checkpoint(model, run_dir / "checkpoints")
+        if init_model is not None and restored.step == 0:
+            counts = init_from_model.copy_weights(init_model, model)
+            added = vocabs.info["extends"]
+            print(f"starting from {config.train.init}: {counts['copied']} weights copied, {counts['grown']} grown by "
+                  f"the new data's {len(vocabs.words) - added['words']} words and {len(vocabs.srl) - added['srl']} "
+                  "SRL tags", flush=True)
     step = restored.step
     position = restored.data_position
     if position is None:

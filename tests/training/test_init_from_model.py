@@ -1,0 +1,64 @@
+"""``train --init MODEL``: a run that starts from a trained model, its vocabularies grown by the new
+data's entries and its weights copied into the leading blocks (lisa_tf.training.init_from_model)."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pytest
+
+from data_pipeline.vocab import Vocabularies
+from lisa_tf.cli import main
+from lisa_tf.runs import load_run, load_run_config
+from tests.conftest import DATA
+
+
+def test_a_run_from_a_model_keeps_its_rows_and_adds_the_new_datas(lisa_run, tmp_path, capsys, monkeypatch):
+    from lisa_tf.training import init_from_model
+
+    started = []  # the run's weights right after the copy, before its first step
+    copy = init_from_model.copy_weights
+
+    def copy_and_keep(source, target):
+        counts = copy(source, target)
+        started.extend(np.array(w) for w in target.weights)
+        return counts
+
+    monkeypatch.setattr(init_from_model, "copy_weights", copy_and_keep)
+    new_data = DATA / "propbank-ewt" / "dev.gold_conll.gz"  # other sentences, other words and labels
+    run = tmp_path / "adapted"
+    assert main(["train", "--init", str(lisa_run), "--out", str(run), "--verbose", "0", f"data.train={new_data}",
+                 f"data.dev={new_data}", "data.max_train_sentences=40", "data.max_eval_sentences=10",
+                 "train.max_steps=2", "train.eval_every=2"]) == 0
+    out = capsys.readouterr().out
+    assert "starting from" in out and "weights copied" in out
+    config, original = load_run_config(run), load_run_config(lisa_run)
+    assert config.model == original.model and config.train.init == str(lisa_run)
+    assert config.train.learning_rate == pytest.approx(0.2 * original.train.learning_rate)
+    assert config.train.warmup_steps == 50 and config.train.max_steps == 2  # adaptation, then the overrides
+    old, new = Vocabularies.load(lisa_run / "vocab"), Vocabularies.load(run / "vocab")
+    for name in ("words", "srl", "pos", "dep_labels"):
+        before, after = getattr(old, name).entries, getattr(new, name).entries
+        assert after[: len(before)] == before, name  # every old entry keeps its index
+    assert len(new.words) > len(old.words) + 50
+    # at step 0 the run's model is the old one with new rows: the old ones exactly as trained
+    trained = load_run(lisa_run)
+    grown = 0
+    assert len(started) == len(trained.weights)
+    for a, b in zip(trained.weights, started):
+        a = np.asarray(a)
+        np.testing.assert_array_equal(b[tuple(slice(0, n) for n in a.shape)], a)
+        grown += a.shape != b.shape
+    assert grown >= 2  # the word embeddings and at least one output layer
+
+
+def test_a_model_of_other_settings_or_without_settings_is_refused(lisa_run, tmp_path, capsys):
+    from tests.conftest import ROOT
+
+    assert main(["train", "--init", str(lisa_run), "--out", str(tmp_path / "a"), "model.num_layers=6"]) == 2
+    assert "another model (model.num_layers is 2" in capsys.readouterr().err
+    assert main(["train", "--init", str(lisa_run / "model.keras"), "--out", str(tmp_path / "b")]) == 2
+    assert "records no settings; give --config" in capsys.readouterr().err
+    assert main(["train", "--init", "no-such-model", "--out", str(tmp_path / "c")]) == 2
+    assert "train.init no-such-model: no such file or directory" in capsys.readouterr().err
+    assert not any((tmp_path / name).exists() for name in "abc")
