@@ -64,6 +64,12 @@ def load_run_config(run_dir: str | os.PathLike) -> ExperimentConfig:
     return config_from_dict(raw)
 
 
+def model_differences(recorded, given, where: str) -> list[str]:
+    """``model.KEY is A in WHERE, B here`` for each ``model`` setting that differs."""
+    return [f"model.{f.name} is {getattr(recorded, f.name)!r} in {where}, {getattr(given, f.name)!r} here"
+            for f in dataclasses.fields(recorded) if getattr(recorded, f.name) != getattr(given, f.name)]
+
+
 def check_same_model(config: ExperimentConfig, run_dir: str | os.PathLike) -> None:
     """When ``run_dir`` already holds a run (``config.json``), check that ``config`` has the run's model.
 
@@ -72,9 +78,7 @@ def check_same_model(config: ExperimentConfig, run_dir: str | os.PathLike) -> No
     """
     if not (pathlib.Path(run_dir) / "config.json").exists():
         return
-    run_model = load_run_config(run_dir).model
-    differ = [f"model.{f.name} is {getattr(run_model, f.name)!r} in the run, {getattr(config.model, f.name)!r} here"
-              for f in dataclasses.fields(run_model) if getattr(run_model, f.name) != getattr(config.model, f.name)]
+    differ = model_differences(load_run_config(run_dir).model, config.model, "the run")
     if differ:
         raise RunError(f"--out {run_dir} holds a run of a different model ({'; '.join(differ)}); resume it with its "
                        "own config (leave out --config and model.* overrides) or choose a new --out")

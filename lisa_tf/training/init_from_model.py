@@ -82,16 +82,13 @@ def load_init_model(path: pathlib.Path):
 
 def check_same_settings(config, path: pathlib.Path) -> None:
     """The run's ``model`` settings are the model's (those it records): else no weight has its place."""
-    import dataclasses
-
     from lisa_tf.config import load_config
+    from lisa_tf.runs import model_differences
 
     recorded = recorded_config(path)
     if recorded is None:
         return
-    model = load_config(recorded).model
-    differ = [f"model.{f.name} is {getattr(model, f.name)!r} in {path}, {getattr(config.model, f.name)!r} here"
-              for f in dataclasses.fields(model) if getattr(model, f.name) != getattr(config.model, f.name)]
+    differ = model_differences(load_config(recorded).model, config.model, str(path))
     if differ:
         raise InitModelError(f"train.init {path}: another model ({'; '.join(differ)}); start from a model with "
                              "these settings, or leave out --config and model.* overrides to take its own")
