@@ -38,6 +38,7 @@ import numpy as np
 
 from data_pipeline.dataset import pack_by_length
 from data_pipeline.errors import UserError
+from data_pipeline.predicate_kinds import check_kind, verbal_only
 from data_pipeline.input_limits import (InputTooLong, max_tokens_per_sentence, model_max_tokens_per_sentence,
                                         paragraph_too_long, sentence_too_long)
 from data_pipeline.sentence import Predicate, Sentence, Span
@@ -232,14 +233,15 @@ class Predictor:
         text: Union[str, Sequence[str], None] = None,
         *,
         tokens: Optional[Sequence[Sequence[str]]] = None,
-        predicates: Optional[Sequence[Sequence[int]]] = None,
+        predicates: Union[str, Sequence[Sequence[int]], None] = None,
         parse: Optional[Sequence[Sequence[int]]] = None,
         paragraphs: Optional[Sequence[str]] = None,
         over_limit: str = "raise",
     ) -> list[dict]:
         """Label ``text`` (a paragraph: split into sentences; or a list of sentences) or ``tokens``
-        (pre-tokenised sentences). ``predicates``: token indices per sentence (default: the model's
-        own predicate identification); ``parse``: CoNLL-U heads per sentence, injected into LISA's
+        (pre-tokenised sentences). ``predicates``: ``"all"`` (default) the predicates the model
+        finds, ``"verbal"`` its verb frames only (:mod:`data_pipeline.predicate_kinds`: no nominal
+        predicates, no auxiliaries), or token indices per sentence to label those; ``parse``: CoNLL-U heads per sentence, injected into LISA's
         syntax head. ``paragraphs``: several paragraphs, each split into sentences (offsets index its
         paragraph), labelled in shared batches. ``over_limit``: ``"raise"`` (default) refuses a
         paragraph or sentence over its limit with :class:`~data_pipeline.input_limits.InputTooLong`,
@@ -251,6 +253,21 @@ class Predictor:
     def label(self, inputs: list, predicates=None, parse=None) -> list[dict]:
         """The second half of :meth:`predict`: label what :meth:`prepare` returned (``predicates`` and
         ``parse`` as for :meth:`predict`); one dict per sentence."""
+        kind = "all"
+        if isinstance(predicates, str):
+            try:
+                kind, predicates = check_kind(predicates), None
+            except ValueError as error:
+                raise PredictionInputError(str(error)) from None
+        results = self._label(inputs, predicates, parse)
+        if kind == "verbal":
+            try:
+                return verbal_only(results)
+            except ValueError as error:
+                raise PredictionInputError(str(error)) from None
+        return results
+
+    def _label(self, inputs: list, predicates=None, parse=None) -> list[dict]:
         lengths = [len(toks) for _, toks, _ in inputs]
         model = self.model
         if predicates is not None:
@@ -342,7 +359,7 @@ class ExportPredictor(Predictor):
             for b, i in enumerate(index):
                 yield int(i), {k: v[b] for k, v in out.items()}
 
-    def label(self, inputs: list, predicates=None, parse=None) -> list[dict]:
+    def _label(self, inputs: list, predicates=None, parse=None) -> list[dict]:
         lengths = [len(toks) for _, toks, _ in inputs]
         if predicates is not None:
             predicates = _check_predicates(predicates, len(inputs), lengths)

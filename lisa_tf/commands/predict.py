@@ -32,6 +32,10 @@ def add_arguments(parser):
                              "line; conll05: words + props columns (CoNLL-2005's pasted layout); conll12: .gold_conll columns (one document; frameset "
                              f"{UNKNOWN_SENSE!r}: senses are not predicted); conllu: tokens with predicted POS (XPOS), "
                              "heads and dependency labels")
+    parser.add_argument("--predicates", choices=("all", "verbal"), default="all",
+                        help="all (default): every predicate the model finds, nominal ones and auxiliaries included "
+                             "(as PropBank-EWT annotates them); verbal: verb frames only, as most SRL tools give "
+                             "(no nouns, no auxiliaries such as had, been, did, 'll)")
     parser.add_argument("--out", help="write here instead of standard output")
     parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="most padded tokens per batch")
     parser.add_argument("--max-sentence-tokens", type=positive_int, default=None,
@@ -273,7 +277,8 @@ def run(args) -> int:
 
     try:
         for chunk, inputs, owners in ahead(prepared()):
-            results = predictor.label(inputs, parse=[chunk[k][2] for k in owners] if args.parse else None) if inputs else []
+            results = predictor.label(inputs, predicates=args.predicates,
+                                      parse=[chunk[k][2] for k in owners] if args.parse else None) if inputs else []
             of_unit: dict = {}
             for k, result in zip(owners, results):
                 of_unit.setdefault(k, []).append(result)

@@ -1,0 +1,74 @@
+"""``--predicates verbal`` / ``predict(predicates="verbal")``: verb frames only, no nominal predicates
+and no auxiliaries (data_pipeline.predicate_kinds)."""
+
+from __future__ import annotations
+
+import pytest
+
+from data_pipeline.predicate_kinds import is_verbal, verbal_only
+from data_pipeline.splits import read_split
+from tests.conftest import ROOT
+
+
+def _frame(words, pos, deprels=None, predicates=()):
+    tokens = [{"text": w, "pos": p, **({"deprel": d} if deprels else {})}
+              for w, p, d in zip(words, pos, deprels or [None] * len(words))]
+    return {"tokens": tokens, "predicates": [{"token": t, "arguments": args} for t, args in predicates]}
+
+
+def test_a_verb_frame_is_a_verb_tag_not_attached_as_an_auxiliary():
+    words = ["I", "had", "been", "told", "of", "the", "meeting"]
+    pos = ["PRP", "VBD", "VBN", "VBN", "IN", "DT", "NN"]
+    deprels = ["nsubj:pass", "aux", "aux:pass", "root", "case", "det", "obl"]
+    frame = _frame(words, pos, deprels, [(1, []), (2, []), (3, [{"role": "ARG1"}]), (6, [])])
+    assert [p["token"] for p in verbal_only([frame])[0]["predicates"]] == [3]
+    # "had" as a main verb is verbal
+    assert is_verbal(_frame(["I", "had", "cake"], ["PRP", "VBD", "NN"], ["nsubj", "root", "obj"]), {"token": 1, "arguments": []})
+    # without dependency labels (SA): an auxiliary form without arguments is not a verb frame; with arguments it is
+    plain = _frame(["I", "had", "cake"], ["PRP", "VBD", "NN"])
+    assert not is_verbal(plain, {"token": 1, "arguments": []})
+    assert is_verbal(plain, {"token": 1, "arguments": [{"role": "ARG1"}]})
+
+
+def test_the_shipped_models_verb_frames_are_uds_verbs():
+    """On 300 EWT dev sentences, the verbal frames of the shipped model are a subset of all its frames
+    and are (almost all) tokens UD tags VERB, while all its frames include nouns and auxiliaries."""
+    import lisa_tf
+    from data_pipeline.readers.conllu import read_conllu
+
+    gold = read_conllu(ROOT / "data" / "propbank-ewt" / "dev.conllu.gz")[:300]
+    predictor = lisa_tf.load()
+    every = predictor.predict(tokens=[s.words for s in gold])
+    verbal = predictor.predict(tokens=[s.words for s in gold], predicates="verbal")
+    upos = lambda frames: [g.upos[p["token"]] for g, f in zip(gold, frames) for p in f["predicates"]]  # noqa: E731
+    for a, v in zip(every, verbal):
+        assert {p["token"] for p in v["predicates"]} <= {p["token"] for p in a["predicates"]}
+        assert [p for p in a["predicates"] if p["token"] in {q["token"] for q in v["predicates"]}] == v["predicates"]
+    tags, all_tags = upos(verbal), upos(every)
+    # the rest are the model's POS mistakes (the GloVe model tags 94% of them right)
+    assert len(tags) > 300 and tags.count("VERB") / len(tags) > 0.9, sorted(set(tags))
+    assert tags.count("AUX") < all_tags.count("AUX") / 4 and tags.count("NOUN") < all_tags.count("NOUN") / 4
+    assert all_tags.count("VERB") / len(all_tags) < 0.85
+
+
+def test_a_model_without_pos_cannot_tell_verbs(deepatt_run):
+    import lisa_tf
+    from lisa_tf.predictor import PredictionInputError
+
+    with pytest.raises(PredictionInputError, match="predicts no POS tags"):
+        lisa_tf.load(deepatt_run).predict(tokens=[["The", "cat", "sat", "on", "the", "mat", "."]] * 4,
+                                          predicates="verbal")
+    with pytest.raises(PredictionInputError, match="expected one of all, verbal"):
+        lisa_tf.load(deepatt_run).predict("The cat sat.", predicates="verbs")
+
+
+def test_predict_verbal_on_the_command_line(capsys):
+    from lisa_tf.cli import main
+
+    text = "I had been told that the meeting was cancelled."
+    assert main(["predict", "--predicates", "verbal", "--format", "jsonl", text]) == 0
+    import json
+
+    frame = json.loads(capsys.readouterr().out)
+    shown = [p["text"] for p in frame["predicates"]]
+    assert "had" not in shown and "been" not in shown and "told" in shown
