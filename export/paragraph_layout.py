@@ -29,7 +29,7 @@ PER_TOKEN = ("tokens", "token_starts", "token_ends", "predicate_flags", "pos", "
 #: Outputs with one row per predicate [N, P, ...]; ``predicate_positions`` and the argument token spans hold
 #: token indices.
 PER_PREDICATE = ("predicate_positions", "argument_roles", "argument_token_starts", "argument_token_ends",
-                 "argument_starts", "argument_ends", "argument_scores")
+                 "argument_starts", "argument_ends", "argument_scores", "predicate_verbal")
 _TOKEN_INDICES = {"heads": 1, "predicate_positions": 0, "argument_token_starts": 0, "argument_token_ends": 0}
 
 

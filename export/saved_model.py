@@ -33,10 +33,13 @@ Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
     int32 (token span, end exclusive), ``argument_starts``/``_ends`` int32 (character span),
     ``argument_scores`` float32 (mean probability of the span's tags); −1 / ``""`` / 0 on padding;
     models that use syntax (LISA) add their own parse: ``heads`` int32 [B, T] (1-based, 0 = root,
-    −1 pad) and ``dep_labels`` string [B, T];
+    −1 pad) and ``dep_labels`` string [B, T]; models that tag POS add ``predicate_verbal`` int32
+    [B, P] (1 a verb frame, 0 not, −1 pad: :mod:`data_pipeline.predicate_kinds`, what ``predict
+    --predicates verbal`` keeps) for a client to keep verb frames only;
 
   the token signatures' outputs ``predicate_flags`` int32 [B, T], ``pos`` string [B, T], ``heads`` int32 [B, T] (1-based,
-  0 = root), ``dep_labels`` string [B, T], ``predicate_positions`` int32 [B, P] (−1 pad),
+  0 = root), ``dep_labels`` string [B, T], ``predicate_positions`` int32 [B, P] (−1 pad), ``predicate_verbal``
+  int32 [B, P],
   ``srl_tags`` string [B, P, T] (``""`` on padding), ``srl_scores`` float32 [B, P, T] (probability of
   the chosen tag), ``lengths`` int32 [B].
 
@@ -74,6 +77,7 @@ import keras
 import tensorflow as tf
 
 from data_pipeline.errors import UserError
+from data_pipeline.predicate_kinds import AUXILIARY_FORMS, AUXILIARY_RELATIONS
 from data_pipeline.tokenizer import sentences_tf, tokenize_tf
 from data_pipeline.version_names import parse_version
 
@@ -164,7 +168,26 @@ def serving_functions(model, names: LabelNames) -> dict:
         safe = tf.maximum(positions, 0)
         tags = tf.gather(decoded["srl_tags"], safe, batch_dims=1)  # [B, P, T]
         probs = tf.gather(decoded["srl_tag_probs"], safe, batch_dims=1)  # [B, P, T]
-        return per_predicate_outputs(batch, flags, positions, tags, probs) | syntax_outputs(decoded, mask)
+        out = per_predicate_outputs(batch, flags, positions, tags, probs) | syntax_outputs(decoded, mask)
+        if "pos" in out:
+            out["predicate_verbal"] = verbal(tokens, positions, out)
+        return out
+
+    def verbal(tokens, positions, out):
+        """[B, P] int32: 1 where the predicate is a verb frame, 0 where not, −1 on padding (the rule of
+        :mod:`data_pipeline.predicate_kinds`, in-graph: a ``VB*`` tag not attached as an auxiliary)."""
+        safe = tf.maximum(positions, 0)
+        verb = tf.strings.regex_full_match(tf.gather(out["pos"], safe, batch_dims=1), "VB.*")
+        if "dep_labels" in out:
+            relations = tf.gather(out["dep_labels"], safe, batch_dims=1)
+            auxiliary = tf.reduce_any(relations[..., None] == tf.constant(sorted(AUXILIARY_RELATIONS)), axis=-1)
+        else:  # no labels (SA): an auxiliary word form without arguments
+            forms = tf.strings.lower(tf.gather(tokens, safe, batch_dims=1))
+            arguments = tf.reduce_any(tf.logical_not(tf.strings.regex_full_match(out["srl_tags"], "O|[BI]-(C-)?V|")),
+                                      axis=-1)
+            auxiliary = tf.logical_and(tf.reduce_any(forms[..., None] == tf.constant(sorted(AUXILIARY_FORMS)), axis=-1),
+                                       tf.logical_not(arguments))
+        return tf.where(positions >= 0, tf.cast(tf.logical_and(verb, tf.logical_not(auxiliary)), tf.int32), -1)
 
     def syntax_outputs(decoded, mask):
         """``pos``, ``upos``, ``heads`` (CoNLL-U) and ``dep_labels`` [B, T] of those the model decoded."""
@@ -271,6 +294,7 @@ def serving_functions(model, names: LabelNames) -> dict:
         })
         if "pos" in out:
             answer["pos"] = out["pos"]
+            answer["predicate_verbal"] = out["predicate_verbal"]
         if uses_syntax:  # the model's own parse (the syntax head), e.g. to draw it beside the spans
             answer.update({key: out[key] for key in ("heads", "dep_labels") if key in out})
         return answer

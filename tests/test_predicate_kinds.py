@@ -72,3 +72,31 @@ def test_predict_verbal_on_the_command_line(capsys):
     frame = json.loads(capsys.readouterr().out)
     shown = [p["text"] for p in frame["predicates"]]
     assert "had" not in shown and "been" not in shown and "told" in shown
+
+
+def test_the_export_flags_the_frames_predict_keeps(lisa_export):
+    """The export's ``predicate_verbal`` (computed in-graph, for REST and gRPC clients) marks exactly the
+    frames ``predicates="verbal"`` keeps, through the token and the text signatures."""
+    import numpy as np
+    import tensorflow as tf
+
+    import lisa_tf
+
+    run, export = lisa_export
+    gold = read_split(str(ROOT / "data" / "propbank-ewt" / "dev.gold_conll.gz"), "conll12", None, 30)
+    rows = [list(s.words) for s in gold if len(s) <= 36]  # the tiny run's longest training sentence
+    predictor = lisa_tf.load(run)
+    kept = [{p["token"] for p in f["predicates"]} for f in predictor.predict(tokens=rows, predicates="verbal")]
+    every = [{p["token"] for p in f["predicates"]} for f in predictor.predict(tokens=rows)]
+    assert any(kept) and any(e - k for e, k in zip(every, kept))  # both kinds occur: the flags are tested
+    loaded = tf.saved_model.load(str(export))
+    width = max(map(len, rows))
+    out = loaded.signatures["serving_default"](tokens=tf.constant([r + [""] * (width - len(r)) for r in rows]))
+    positions, flags = out["predicate_positions"].numpy(), out["predicate_verbal"].numpy()
+    assert ((flags == -1) == (positions == -1)).all()
+    for s in range(len(rows)):
+        assert {int(p) for p in positions[s] if p >= 0} == every[s]
+        assert {int(p) for p, f in zip(positions[s], flags[s]) if f == 1} == kept[s]
+    text = loaded.signatures["text"](text=tf.constant(["The dog barked at the mailman. He had been asleep."]))
+    assert text["predicate_verbal"].shape == text["predicate_positions"].shape
+    assert np.array_equal(text["predicate_verbal"].numpy() == -1, text["predicate_positions"].numpy() == -1)
