@@ -8,8 +8,9 @@ when it is there, and through the ``.keras`` file otherwise)::
 
     $LISA_TF_CACHE/exports/NAME-KEY/1/      (default cache: $XDG_CACHE_HOME/lisa_tf, else ~/.cache/lisa_tf)
 
-``KEY`` is a hash of the package's ``model.keras`` and ``assets/`` and of the lisa_tf version that
-exports it, so a new model file, new limits or a new release gets a new export, never a stale one. The
+``KEY`` is a hash of the package's ``model.keras`` and ``assets/`` and of the code that exports it
+(the Python files of lisa_tf, export and data_pipeline), so a new model file, new limits or changed
+code get a new export, never a stale one. The
 build is written beside its target and renamed into place (:mod:`lisa_tf.atomic_files`) under a file
 lock: two servers starting at once build it once, and a killed build leaves no half export behind.
 Deleting the cache directory is always safe.
@@ -38,12 +39,18 @@ def cache_directory() -> pathlib.Path:
     return pathlib.Path(base) / "lisa_tf"
 
 
-def package_key(package: str | os.PathLike) -> str:
-    """16 hex digits of the SHA-256 of the package's model file, its assets and the lisa_tf version."""
-    from lisa_tf import __version__
+def _code_files() -> list[pathlib.Path]:
+    """The Python files that build an export (lisa_tf, export, data_pipeline)."""
+    root = pathlib.Path(__file__).resolve().parents[1]
+    return sorted(p for top in ("lisa_tf", "export", "data_pipeline") for p in (root / top).rglob("*.py"))
 
+
+def package_key(package: str | os.PathLike) -> str:
+    """16 hex digits of the SHA-256 of the package's model file, its assets and the code that exports it."""
     package = pathlib.Path(package)
-    digest = hashlib.sha256(f"lisa_tf {__version__}\n".encode())
+    digest = hashlib.sha256()
+    for path in _code_files():
+        digest.update(path.read_bytes())
     files = [package / KERAS_FILE] + sorted((package / PACKAGE_ASSETS).glob("*"))
     for path in files:
         digest.update(f"{path.relative_to(package)}\n".encode())
