@@ -231,6 +231,13 @@ def parser_card_markdown(card: dict) -> str:
                      + f" {_f(scores.get('pos'))} | {_f(scores['uas'])} | {_f(scores['las'])} | "
                      f"{_f(scores.get('sentences_per_second'))} |")
     lines += ["", "UAS/LAS exclude punctuation; trees are decoded as maximum spanning trees (one root, no cycle).", ""]
+    check = card.get("check") or {}
+    if "las" in check:
+        float32 = (f" (the float32 weights before 16-bit storage: {_f(check['uas_float32'])} / "
+                   f"{_f(check['las_float32'])})") if "las_float32" in check else ""
+        lines += ["## Check of the shipped file", "",
+                  f"UAS / LAS of `model.keras` on the first {check['sentences']} {check['split']} sentences: "
+                  f"{_f(check['uas'])} / {_f(check['las'])}{float32}. `tests/test_shipped_model.py` recomputes it.", ""]
     limits = (LIMITS[0], "A small parser (settings above) sized to train on a 2-core CPU"
                          + (", with a MiniLM encoder" if _vectors(card) != "glove" else "")
                          + ": below the published accuracy of the architecture.", LIMITS[4])

@@ -166,25 +166,36 @@ def _package(model, run_dir: pathlib.Path, build: pathlib.Path, float16: bool = 
     return {"keras_bytes": _size(build / KERAS_FILE), "weights": "float16" if float16 else "float32", "run": str(run_dir)}
 
 
-def check_slice_f1(model, dev_path: str, data_format: str, limit: int = CHECK_SENTENCES) -> float:
-    """SRL F1 (predicted predicates, the model's own parse) of ``model`` on the first ``limit`` sentences of
-    ``dev_path``: the figure a package's card records and the suite recomputes."""
+def check_slice_scores(model, dev_path: str, data_format: str, limit: int = CHECK_SENTENCES) -> dict:
+    """The figures a package's card records for its file on the first ``limit`` sentences of ``dev_path``
+    (and the suite recomputes): an SRL model's ``f1`` (predicted predicates, its own parse), a
+    parser's ``uas`` and ``las`` (punctuation excluded)."""
     from data_pipeline.splits import read_split
     from lisa_tf.evaluation.runs import evaluate_models
 
     gold = read_split(dev_path, data_format, None, limit)
-    return evaluate_models([model], gold, names=["package"], data=str(dev_path))["srl"]["f1"]
+    metrics = evaluate_models([model], gold, names=["package"], data=str(dev_path))
+    if metrics["condition"] == "parser":
+        return {key: metrics["parsing"][key] for key in ("uas", "las")}
+    return {"f1": metrics["srl"]["f1"]}
+
+
+def check_slice_f1(model, dev_path: str, data_format: str, limit: int = CHECK_SENTENCES) -> float:
+    """SRL F1 (predicted predicates, the model's own parse) of ``model`` on the first ``limit`` sentences of
+    ``dev_path``: the figure an SRL package's card records and the suite recomputes."""
+    return check_slice_scores(model, dev_path, data_format, limit)["f1"]
 
 
 def _check(model, float32_model, config: dict) -> dict:
-    """The card's check of the packaged file: its F1 on the first dev sentences, beside the float32
-    model's when the file stores 16-bit weights."""
+    """The card's check of the packaged file: its scores on the first dev sentences (SRL F1, or a
+    parser's UAS/LAS), beside the float32 model's when the file stores 16-bit weights."""
     dev, data_format = config["data"]["dev"], config["data"]["format"]
+    scores = check_slice_scores(model, str(ROOT / dev), data_format)
     check = {"split": "dev", "data": dev, "format": data_format, "sentences": CHECK_SENTENCES,
-             "condition": "predicted predicates, own parse",
-             "f1": check_slice_f1(model, str(ROOT / dev), data_format)}
+             "condition": "parser" if "las" in scores else "predicted predicates, own parse", **scores}
     if float32_model is not None:
-        check["f1_float32"] = check_slice_f1(float32_model, str(ROOT / dev), data_format)
+        check.update({f"{key}_float32": value for key, value in
+                      check_slice_scores(float32_model, str(ROOT / dev), data_format).items()})
     return check
 
 
@@ -277,6 +288,8 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
                 "weights_licence": WEIGHTS_LICENCE,
             }
             parser_card["files"] = _package(parser, parser_run, parser_build, float16)
+            parser_card["check"] = _check(_load_packaged(parser_build), parser if float16 else None,
+                                          parser_training["config"])
             _write_card(parser_build, parser_card, parser_card_markdown)
             cards[parser_name] = parser_card
     return cards
@@ -296,12 +309,12 @@ def update_card(package: str | os.PathLike) -> dict:
     card["files"].pop("export_bytes", None)
     card["files"].setdefault("weights", "float32")
     card["weights_licence"] = WEIGHTS_LICENCE
+    model = _load_packaged(package)
+    card["check"] = {**_check(model, None, card["training"]["config"]), **{
+        k: v for k, v in card.get("check", {}).items() if k.endswith("_float32")}}
     if card.get("kind") == "parser":
         _write_card(package, card, parser_card_markdown)
         return card
-    model = _load_packaged(package)
-    card["check"] = {**_check(model, None, card["training"]["config"]), **{
-        k: v for k, v in card.get("check", {}).items() if k == "f1_float32"}}
     card["slices"] = _slices(model, card["training"]["config"])
     card["package"] = package.name
     _write_card(package, card, srl_card_markdown)

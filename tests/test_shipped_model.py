@@ -75,6 +75,20 @@ def test_shipped_keras_file_gives_the_cards_check_f1(name, capsys):
         assert abs(check["f1"] - check["f1_float32"]) <= 0.1, check
 
 
+@pytest.mark.parametrize("name", [n for n in shipped_names() if read_card(SHIPPED / n)["kind"] == "parser"])
+def test_shipped_parser_gives_the_cards_check_scores(name, capsys):
+    """``evaluate --model NAME`` on the parser card's dev slice gives its check UAS and LAS."""
+    from lisa_tf.cli import main
+
+    check = read_card(SHIPPED / name)["check"]
+    assert main(["evaluate", "--model", name, "--data", str(ROOT / check["data"]), "--limit", str(check["sentences"])]) == 0
+    out = capsys.readouterr().out
+    parsing = json.loads(out[: out.index("\n}\n") + 2])["parsing"]
+    assert abs(parsing["uas"] - check["uas"]) <= 0.5 and abs(parsing["las"] - check["las"]) <= 0.5
+    if "las_float32" in check:
+        assert abs(check["las"] - check["las_float32"]) <= 0.1, check
+
+
 def test_card_figures_come_from_the_run(card):
     """The card's headline figures are the experiment's evaluations of the same model, and the training
     summary is the run's best evaluation."""

@@ -29,9 +29,8 @@ def run(args) -> int:
 
     if args.update_card is not None:
         card = update_card(args.update_card)
-        check = card.get("check")
-        print(f"{args.update_card}: card updated" + (f"; check: dev F1 {check['f1']:.2f} on the first "
-                                                     f"{check['sentences']} sentences" if check else ""))
+        print(f"{args.update_card}: card updated; check on the first {card['check']['sentences']} dev sentences: "
+              + ", ".join(f"{key} {card['check'][key]:.2f}" for key in ("f1", "uas", "las") if key in card["check"]))
         return 0
     cards = package_models(args.results, args.out, args.model, args.name, None if args.no_parser else args.parser,
                            args.parser_name, args.float16)
