@@ -115,3 +115,25 @@ def test_predict_stream_memory_benchmark_samples_a_whole_run(lisa_run, tmp_path)
     assert record["sentences_written"] + record["skipped"] >= 60 and record["samples"] >= 3
     assert 0 < record["rss_mb_at_first_output"] <= record["rss_mb_peak"]
     assert "labelled" in record["last_stderr_line"] and out.with_suffix(".png").stat().st_size > 1000
+
+
+def test_domain_adaptation_benchmark_runs_on_a_tiny_input(tmp_path):
+    """``benchmarks/domain_adaptation.py --quick``: the held-out genre's splits hold that genre only,
+    the three models are trained (the adapted one from the base model) and scored on its test slice."""
+    from data_pipeline.readers.conll12 import read_conll12
+    from lisa_tf.evaluation.slices import genre
+
+    out, work = tmp_path / "adaptation.json", tmp_path / "work"
+    done = subprocess.run(
+        [sys.executable, "benchmarks/domain_adaptation.py", "--quick", "--held-out", "email", "--work", str(work),
+         "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "starting from" in done.stdout and "| email | 40 |" in done.stdout
+    scores = json.loads(out.read_text())["genres"]["email"]
+    assert set(scores) == {"unadapted", "scratch", "adapted", "test_sentences"}
+    assert out.with_suffix(".png").stat().st_size > 0
+    splits = work / "email"
+    assert {genre(s) for s in read_conll12(splits / "genre_test.gold_conll")} == {"email"}
+    assert "email" not in {genre(s) for s in read_conll12(splits / "others_train.gold_conll")}
+    adapted = json.loads((splits / "runs" / "adapted" / "config.json").read_text())
+    assert adapted["train"]["init"] == str(splits / "runs" / "base")
