@@ -33,6 +33,12 @@ def frozen_parts(model: keras.Model) -> list:
             if isinstance(layer, ContextualWordFeatures) and not layer.trainable]
 
 
+def fine_tuned_parts(model: keras.Model) -> list:
+    """The contextual encoders inside ``model`` that train with it (``model.contextual_trainable``)."""
+    return [layer for layer in model._flatten_layers(include_self=False)
+            if isinstance(layer, ContextualWordFeatures) and layer.trainable]
+
+
 def save_weights(model: keras.Model, path: str | os.PathLike) -> None:
     """``model.save_weights(path)`` (a ``.weights.h5`` file, optimiser state included when the model
     has one) without the frozen encoder."""

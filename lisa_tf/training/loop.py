@@ -161,10 +161,9 @@ def _encoder_lengths(model, sentences) -> Optional[list[int]]:
     (batches are bounded by it: the encoder's activations kept for the gradient grow with pieces,
     and a batch of many one-word sentences with long pieces would otherwise hold gigabytes);
     None (token counts) otherwise."""
-    from lisa_tf.models.contextual import ContextualWordFeatures
+    from lisa_tf.weights import fine_tuned_parts
 
-    encoders = [layer for layer in model._flatten_layers(include_self=False)
-                if isinstance(layer, ContextualWordFeatures) and layer.trainable]
+    encoders = fine_tuned_parts(model)
     if not encoders:
         return None
     return encoders[0].piece_lengths([s.words for s in sentences])
