@@ -185,7 +185,12 @@ def _footer(card: dict, limits) -> list[str]:
         key = card["files"]["run"].rstrip("/").rsplit("/", 1)[-1]
         options = f" --name {card['package']}" if card.get("package", "srl") != "srl" else ""
         options += " --float16" if card["files"].get("weights") == "float16" else ""
-        options += "" if card.get("parser") else " --no-parser"
+        parser = card.get("parser")
+        if parser is None:
+            options += " --no-parser"
+        else:  # the parser run packaged beside it, and its package's name
+            options += f" --parser {parser['key']}" if parser.get("key", "parser") != "parser" else ""
+            options += f" --parser-name {parser['package']}" if parser.get("package", "parser") != "parser" else ""
         lines += ["", "## Rebuilding", "", "```", f"./run_experiments.sh open --models {key}",
                   f"python -m lisa_tf package-model --model {key}{options}", "```", ""]
     else:
@@ -197,12 +202,16 @@ def _footer(card: dict, limits) -> list[str]:
 def srl_card_markdown(card: dict) -> str:
     """The model card of a packaged SRL model."""
     check = card["check"]
+    package = card.get("package", "srl")
+    named = package != "srl"  # the default model needs no name
     lines = [f"# Model card: {card['name']} semantic role labeller ({card['dataset']} data)", "",
              f"{card['name']} trained on PropBank-EWT. It finds the predicates of each sentence and labels their "
              "arguments (who did what to whom, when, where), with its own POS tags and dependency parse.", "",
-             "```", 'python -m lisa_tf predict "The cat sat on the mat."', "python -c 'import lisa_tf; "
-             'print(lisa_tf.load().predict("The cat sat on the mat."))\'',
-             "python -m lisa_tf serve            # TensorFlow Serving REST API and demo page on 127.0.0.1:8501",
+             "```", f'python -m lisa_tf predict{f" --model {package}" if named else ""} "The cat sat on the mat."',
+             "python -c 'import lisa_tf; "
+             f'print(lisa_tf.load({repr(package).replace(chr(39), chr(34)) if named else ""}).predict("The cat sat on the mat."))\'',
+             f"python -m lisa_tf serve{f' --model_name {package}' if named else ''}"
+             "            # TensorFlow Serving REST API and demo page on 127.0.0.1:8501",
              "```", ""]
     lines += (_files(card) + [""] + _training(card) + _results(card) + _slices(card) + _per_role(card)
               + _by_length(card))
@@ -218,7 +227,7 @@ def parser_card_markdown(card: dict) -> str:
     lines = [f"# Model card: {card['name']} (Dozat & Manning biaffine dependency parser, {card['dataset']} data)", "",
              "Parses tokenised English into UD dependency trees (heads, labels and POS tags). Its trees are the "
              "parse LISA takes at test time in the \"+ D&M parse\" condition.", "",
-             "```", "python -m lisa_tf parse models/parser --input sentences.txt --out parsed.conllu",
+             "```", f"python -m lisa_tf parse {card.get('package', 'parser')} --input sentences.txt --out parsed.conllu",
              "python -m lisa_tf predict --parse parsed.conllu", "```", ""]
     lines += _files(card) + [""] + _training(card)
     evaluated = [(name, card["evaluation"][f"{split}.parse"]) for split, name in SPLITS

@@ -217,7 +217,7 @@ def _slices(model, config: dict) -> dict:
 
 
 def _srl_card(model, float32_model, name: str, entry: dict, results: dict, training: dict,
-              parser_entry: Optional[dict]) -> dict:
+              parser_entry: Optional[dict], parser_key: str = "parser", parser_name: str = "parser") -> dict:
     config = training["config"]
     card = {
         "kind": "srl",
@@ -233,7 +233,8 @@ def _srl_card(model, float32_model, name: str, entry: dict, results: dict, train
         "weights_licence": WEIGHTS_LICENCE,
     }
     if parser_entry is not None:
-        card["parser"] = {"name": parser_entry["name"], "evaluation": parser_entry["eval"]}
+        card["parser"] = {"name": parser_entry["name"], "evaluation": parser_entry["eval"], "key": parser_key,
+                          "package": parser_name}
     card["check"] = _check(model, float32_model, config)
     card["slices"] = _slices(model, config)
     return card
@@ -267,7 +268,8 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
         model = load_run(srl_run)
         files = _package(model, srl_run, srl_build, float16)
         packaged = _load_packaged(srl_build)
-        card = _srl_card(packaged, model if float16 else None, name, entry, results, _training(srl_run), parser_entry)
+        card = _srl_card(packaged, model if float16 else None, name, entry, results, _training(srl_run), parser_entry,
+                         parser_key or "parser", parser_name)
         card["files"] = files
         _write_card(srl_build, card, srl_card_markdown)
         cards[name] = card
@@ -277,6 +279,7 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
             parser_training = _training(parser_run)
             parser_card = {
                 "kind": "parser",
+                "package": parser_name,
                 "name": parser_entry["name"],
                 "dataset": results["dataset"],
                 "training": parser_training,
@@ -295,10 +298,12 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
     return cards
 
 
-def update_card(package: str | os.PathLike) -> dict:
+def update_card(package: str | os.PathLike, parser_name: Optional[str] = None) -> dict:
     """Recompute the figures a package's card takes from its own file (an SRL model's dev check and
     its genre and unseen-predicate slices; the file's size) and render its ``MODEL_CARD.md`` again;
-    the model file is not touched. For cards written before the card had those figures."""
+    the model file is not touched. For cards written before the card had those figures, and for a
+    package renamed (``git mv models/srl models/srl-fast``): the card takes the directory's name, and an
+    SRL card the name of its parser's package (``parser_name``), for its commands."""
     from lisa_tf.model_card import parser_card_markdown, srl_card_markdown
 
     package = pathlib.Path(package)
@@ -309,6 +314,9 @@ def update_card(package: str | os.PathLike) -> dict:
     card["files"].pop("export_bytes", None)
     card["files"].setdefault("weights", "float32")
     card["weights_licence"] = WEIGHTS_LICENCE
+    card["package"] = package.name
+    if parser_name and card.get("parser"):
+        card["parser"]["package"] = parser_name
     model = _load_packaged(package)
     card["check"] = {**_check(model, None, card["training"]["config"]), **{
         k: v for k, v in card.get("check", {}).items() if k.endswith("_float32")}}
@@ -316,7 +324,6 @@ def update_card(package: str | os.PathLike) -> dict:
         _write_card(package, card, parser_card_markdown)
         return card
     card["slices"] = _slices(model, card["training"]["config"])
-    card["package"] = package.name
     _write_card(package, card, srl_card_markdown)
     return card
 

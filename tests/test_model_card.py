@@ -85,6 +85,24 @@ def test_srl_card_puts_each_figure_in_its_row():
     assert "- GloVe: PDDL." in text and "not comparable with CoNLL-2005" in text
     assert "**Licence.** The model's weights: CC BY-SA 4.0." in text
     assert "| model | num_layers | 6 |" in text
+    # a named package's examples name it; the default one's do not
+    assert 'python -m lisa_tf predict --model srl-fast "The cat sat on the mat."' in text
+    assert 'lisa_tf.load("srl-fast")' in text and "python -m lisa_tf serve --model_name srl-fast " in text
+
+
+def test_the_rebuild_commands_name_the_parser_run_and_package_beside_the_model():
+    card = _card()
+    card["parser"].update(key="parser_finetune", package="parser")
+    card["package"] = "srl"
+    text = srl_card_markdown(card)
+    assert "python -m lisa_tf package-model --model lisa --float16 --parser parser_finetune\n" in text
+    assert 'python -m lisa_tf predict "The cat sat on the mat."' in text and "lisa_tf.load().predict" in text
+    card["parser"].update(key="parser", package="parser-fast")
+    card["package"] = "srl-fast"
+    assert ("python -m lisa_tf package-model --model lisa --name srl-fast --float16 --parser-name parser-fast\n"
+            in srl_card_markdown(card))
+    del card["parser"]
+    assert "python -m lisa_tf package-model --model lisa --name srl-fast --float16 --no-parser\n" in srl_card_markdown(card)
 
 
 def test_the_size_limit_names_the_word_vectors_the_model_has():

@@ -13,7 +13,8 @@ def add_arguments(parser):
     parser.add_argument("--name", default="srl", help="the package's name: models/NAME (default srl)")
     parser.add_argument("--parser", default="parser",
                         help="run key of the D&M parser to ship beside it (default parser; parser_finetune, ...)")
-    parser.add_argument("--parser-name", default="parser", help="the parser package's name (default parser)")
+    parser.add_argument("--parser-name", default="parser", help="the parser package's name (default parser); with --update-card, the "
+                                                         "name of the parser package beside it, for the card's commands")
     parser.add_argument("--no-parser", action="store_true", help="package the SRL model alone")
     parser.add_argument("--float16", action="store_true",
                         help="store the weights in 16 bits (half the file; they load as float32; the card records "
@@ -28,7 +29,7 @@ def run(args) -> int:
     from lisa_tf.packaging import package_models, update_card
 
     if args.update_card is not None:
-        card = update_card(args.update_card)
+        card = update_card(args.update_card, args.parser_name)
         print(f"{args.update_card}: card updated; check on the first {card['check']['sentences']} dev sentences: "
               + ", ".join(f"{key} {card['check'][key]:.2f}" for key in ("f1", "uas", "las") if key in card["check"]))
         return 0
