@@ -27,18 +27,22 @@ def _command_modules() -> dict[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m lisa_tf", description=__doc__.splitlines()[0])
+    # no abbreviated flags: a flag renamed later must not keep matching a prefix of its new name
+    parser = argparse.ArgumentParser(prog="python -m lisa_tf", description=__doc__.splitlines()[0], allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in sorted(_command_modules().items()):
         module = importlib.import_module(module_name)
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP, allow_abbrev=False)
         module.add_arguments(command)
         command.set_defaults(_run=module.run, _tensorflow=getattr(module, "TENSORFLOW", True),
-                             _intermixed=getattr(module, "INTERMIXED", None))
+                             _intermixed=getattr(module, "INTERMIXED", None),
+                             _passthrough=getattr(module, "PASSTHROUGH", None))
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def parse_arguments(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    """The command line's arguments as :func:`main` reads them (argparse exits with status 2 on an
+    unknown command or flag); the documentation's tests check every command the docs show with it."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     # Options may come between a command's words (``predict MODEL --format jsonl TEXT``): the words
@@ -49,8 +53,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if options:
             parser.error(f"unrecognized arguments: {' '.join(options)}")
         setattr(args, intermixed, list(getattr(args, intermixed) or []) + extra)
+    elif extra and getattr(args, "_passthrough", None):
+        setattr(args, args._passthrough, extra)  # another program's options (Beam's), checked there
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_arguments(argv)
     if args._tensorflow:
         import_tensorflow()
     try:

@@ -65,3 +65,55 @@ def import_tensorflow() -> None:
             if lines:
                 sys.stderr.write("\n".join(lines) + "\n")
                 sys.stderr.flush()
+
+
+#: Lines of Beam's local worker processes a user cannot act on: their start-up notes (INFO lines, the
+#: optional BigQuery client, the cache directory DirectRunner workers do not have, the runner's own flags
+#: passed on to the workers), those notes relayed by the job service, TensorFlow's start-up lines in
+#: each worker (:data:`_NOISE`, the GPU probe) and oneDNN's integer-kernel note.
+BEAM_WORKER_NOISE = re.compile(
+    r"^(INFO:"
+    r"|WARNING:root:apitools not found"
+    r"|WARNING:root:Resource module is not available"
+    r"|WARNING:__main__:No semi_persistent_directory found"
+    r"|WARNING:apache_beam\.options\.pipeline_options:Discarding unparseable args: \['--direct_runner_use_stacked_bundle', "
+    r"'--pipeline_type_check'\]"
+    r"|WARNING:apache_beam\.runners\.portability\.local_job_service:Worker: severity: WARN .*"
+    r"(semi_persistent_directory|Discarding unparseable args: \[\\'--direct_runner_use_stacked_bundle)"
+    r"|E\d{4} [\d:.]+ +\d+ util\.cc:\d+\] oneDNN supports DT_INT32 only)"
+)
+
+
+class filtered_stderr:
+    """Within the block, this process's standard error (file descriptor 2, which child processes
+    inherit) passes through a thread that drops the lines ``noise`` matches, start-up lines of
+    :func:`startup_lines` included; every other line reaches the user as it comes."""
+
+    def __init__(self, noise: "re.Pattern[str]"):
+        self.noise = noise
+
+    def __enter__(self):
+        import threading
+
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        read, write = os.pipe()
+        os.dup2(write, 2)
+        os.close(write)
+        self.thread = threading.Thread(target=self._pass, args=(read,), name="stderr-filter", daemon=True)
+        self.thread.start()
+        return self
+
+    def _pass(self, read: int) -> None:
+        with os.fdopen(read, "rb") as lines, os.fdopen(os.dup(self.saved), "wb", buffering=0) as out:
+            for raw in lines:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                if not (self.noise.match(line) or _NOISE.match(line) or _NO_GPU.match(line)):
+                    out.write(raw)
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)  # the pipe's last writer here closes: the thread reads to its end
+        os.close(self.saved)
+        self.thread.join(timeout=5)
+        return False

@@ -176,6 +176,47 @@ def _skipped(reason: str, index: int) -> dict:
     return {"reason": reason, "input": index}
 
 
+def prepare(text=None, *, tokens=None, paragraphs=None, over_limit: str = "raise",
+            max_sentence_tokens: int) -> list:
+    """Split, tokenise and check the input of :meth:`Predictor.predict` (same arguments; the
+    sentence limit ``max_sentence_tokens``) in plain Python, without a model: a thread may prepare
+    the next input while the model labels this one (``predict --input``), and a corpus pipeline
+    prepares sentences on other workers than the model's (:mod:`lisa_tf.corpus_labelling`). Returns
+    what :meth:`Predictor.label` takes: ``(text, tokens, skipped)`` per sentence, ``skipped`` None or
+    why it is not labelled."""
+    if sum(x is not None for x in (text, tokens, paragraphs)) != 1:
+        raise PredictionInputError("give one of text (a string or a list of sentence strings), tokens=[[...], ...] "
+                                   "or paragraphs=[...]")
+    if over_limit not in ("raise", "skip"):
+        raise PredictionInputError(f"over_limit: expected 'raise' or 'skip', found {over_limit!r}")
+    if isinstance(text, str):
+        paragraphs, name = [text], "text"
+    else:
+        name = "paragraphs" if paragraphs is not None else "text"
+    rows = []  # (input index, where, text, tokens, why it is refused or None)
+    if tokens is not None:
+        for i, row in enumerate(tokens):
+            words = list(map(str, row))
+            rows.append((i, f"tokens[{i}]", " ".join(words), _tokens_of_words(words), None))
+    else:
+        for i, item in enumerate(paragraphs if paragraphs is not None else text):
+            item, where = str(item), name if isinstance(text, str) else f"{name}[{i}]"
+            reason = paragraph_too_long(len(item))  # before the tokeniser holds copies of it
+            if reason:
+                rows.append((i, where, "", [], reason))
+                continue
+            pieces = split_and_tokenize(item) if paragraphs is not None else [tokenize(item)]
+            rows.extend((i, f"{where} sentence {k + 1}" if paragraphs is not None else where, item, toks, None)
+                        for k, toks in enumerate(pieces))
+    inputs = []
+    for index, where, text_, toks, reason in rows:
+        reason = reason or sentence_too_long(len(toks), max_sentence_tokens)
+        if reason and over_limit == "raise":
+            raise InputTooLong(f"{where}: {reason}")
+        inputs.append((text_, toks, _skipped(reason, index) if reason else None))
+    return inputs
+
+
 class Predictor:
     """Labels sentences with a loaded model (see the module docstring).
 
@@ -192,41 +233,10 @@ class Predictor:
         self.max_sentence_tokens = _positive(max_sentence_tokens or max_tokens_per_sentence(), "max_sentence_tokens")
 
     def prepare(self, text=None, *, tokens=None, paragraphs=None, over_limit: str = "raise") -> list:
-        """The first half of :meth:`predict` (same arguments): split, tokenise and check the input, in
-        plain Python, without the model; a thread may prepare the next input while the model labels
-        this one (``predict --input`` does). Returns what :meth:`label` takes: ``(text, tokens,
-        skipped)`` per sentence, ``skipped`` None or why it is not labelled."""
-        if sum(x is not None for x in (text, tokens, paragraphs)) != 1:
-            raise PredictionInputError("give one of text (a string or a list of sentence strings), tokens=[[...], ...] "
-                                       "or paragraphs=[...]")
-        if over_limit not in ("raise", "skip"):
-            raise PredictionInputError(f"over_limit: expected 'raise' or 'skip', found {over_limit!r}")
-        if isinstance(text, str):
-            paragraphs, name = [text], "text"
-        else:
-            name = "paragraphs" if paragraphs is not None else "text"
-        rows = []  # (input index, where, text, tokens, why it is refused or None)
-        if tokens is not None:
-            for i, row in enumerate(tokens):
-                words = list(map(str, row))
-                rows.append((i, f"tokens[{i}]", " ".join(words), _tokens_of_words(words), None))
-        else:
-            for i, item in enumerate(paragraphs if paragraphs is not None else text):
-                item, where = str(item), name if isinstance(text, str) else f"{name}[{i}]"
-                reason = paragraph_too_long(len(item))  # before the tokeniser holds copies of it
-                if reason:
-                    rows.append((i, where, "", [], reason))
-                    continue
-                pieces = split_and_tokenize(item) if paragraphs is not None else [tokenize(item)]
-                rows.extend((i, f"{where} sentence {k + 1}" if paragraphs is not None else where, item, toks, None)
-                            for k, toks in enumerate(pieces))
-        inputs = []
-        for index, where, text_, toks, reason in rows:
-            reason = reason or sentence_too_long(len(toks), self.max_sentence_tokens)
-            if reason and over_limit == "raise":
-                raise InputTooLong(f"{where}: {reason}")
-            inputs.append((text_, toks, _skipped(reason, index) if reason else None))
-        return inputs
+        """The first half of :meth:`predict` (same arguments): :func:`prepare` with this predictor's
+        sentence limit. Returns what :meth:`label` takes."""
+        return prepare(text, tokens=tokens, paragraphs=paragraphs, over_limit=over_limit,
+                       max_sentence_tokens=self.max_sentence_tokens)
 
     def predict(
         self,

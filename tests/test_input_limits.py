@@ -11,7 +11,7 @@ import pytest
 import lisa_tf
 from data_pipeline.splits import read_split
 from lisa_tf.cli import main
-from lisa_tf.commands._text_input import read_lines
+from data_pipeline.text_lines import text_lines
 from data_pipeline.input_limits import FALLBACK_MAX_TOKENS_PER_SENTENCE, InputTooLong, model_max_tokens_per_sentence
 from lisa_tf.runs import load_run_config
 from tests.test_predictor import TEXT
@@ -80,7 +80,7 @@ def test_lines_are_decoded_one_by_one_and_read_in_bounded_pieces():
             return line
 
     data = b"first line\n\xff\xfe not UTF-8\n" + b"x" * 50_000 + b"\n\nlast line\n"
-    lines = list(read_lines(Counting(data), limit=1000))
+    lines = list(text_lines(Counting(data), limit=1000))
     assert [(n, text) for n, text, _ in lines] == [(1, "first line"), (2, None), (3, None), (5, "last line")]
     assert lines[1][2].startswith("not valid UTF-8 (byte 0xff at byte 1 of the line)")
     assert lines[2][2].startswith("50,000 bytes, over the limit of 1,000 characters per line")

@@ -2,7 +2,8 @@
 or its SavedModel export (Eisner's projective trees, decoded in-graph), writing CoNLL-U."""
 
 from data_pipeline.errors import UserError
-from lisa_tf.commands._text_input import positive_int, read_lines
+from data_pipeline.text_lines import text_lines
+from lisa_tf.commands._text_input import positive_int
 
 HELP = "dependency-parse raw text, tokenised lines or the words of a CoNLL file with a parser run (CoNLL-U out)"
 
@@ -65,7 +66,7 @@ def _sentences(args):
     name = "<stdin>" if args.input == "-" else args.input
     handle = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
     with handle:
-        for number, line, skipped in read_lines(handle, MAX_PARAGRAPH_CHARACTERS):
+        for number, line, skipped in text_lines(handle, MAX_PARAGRAPH_CHARACTERS):
             source = f"{name}:{number}"
             if skipped:
                 yield source, None, skipped

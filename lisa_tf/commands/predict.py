@@ -12,7 +12,8 @@ UNKNOWN_SENSE = "?"
 INTERMIXED = "text"
 
 from data_pipeline.errors import UserError  # noqa: E402  (pure Python: keeps --help fast)
-from lisa_tf.commands._text_input import positive_int, read_lines  # noqa: E402
+from data_pipeline.text_lines import text_lines  # noqa: E402
+from lisa_tf.commands._text_input import positive_int  # noqa: E402
 
 
 def add_arguments(parser):
@@ -86,7 +87,7 @@ def _units(args, opened: list):
     opened.append(handle)
     with handle:
         # blank lines too: --format jsonl writes an empty record for each, so records and lines align
-        for number, line, skipped in read_lines(handle, MAX_PARAGRAPH_CHARACTERS, blank=True):
+        for number, line, skipped in text_lines(handle, MAX_PARAGRAPH_CHARACTERS, blank=True):
             unit = None if line is None else (line.split() if args.tokenized else line)
             yield f"{name}:{number}", unit, None, skipped, number
 
