@@ -70,7 +70,7 @@ def import_tensorflow() -> None:
 #: Lines of Beam's local worker processes a user cannot act on: their start-up notes (INFO lines, the
 #: optional BigQuery client, the cache directory DirectRunner workers do not have, the runner's own flags
 #: passed on to the workers), those notes relayed by the job service, TensorFlow's start-up lines in
-#: each worker (:data:`_NOISE`, the GPU probe) and oneDNN's integer-kernel note.
+#: each worker (:data:`_NOISE`, the GPU probe) and oneDNN's notes on kernels it lacks (int32, bool).
 BEAM_WORKER_NOISE = re.compile(
     r"^(INFO:"
     r"|WARNING:root:apitools not found"
@@ -80,7 +80,7 @@ BEAM_WORKER_NOISE = re.compile(
     r"'--pipeline_type_check'\]"
     r"|WARNING:apache_beam\.runners\.portability\.local_job_service:Worker: severity: WARN .*"
     r"(semi_persistent_directory|Discarding unparseable args: \[\\'--direct_runner_use_stacked_bundle)"
-    r"|E\d{4} [\d:.]+ +\d+ util\.cc:\d+\] oneDNN supports DT_INT32 only)"
+    r"|E\d{4} [\d:.]+ +\d+ util\.cc:\d+\] oneDNN supports DT_\w+ only)"
 )
 
 

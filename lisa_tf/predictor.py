@@ -30,6 +30,7 @@ model directories you trust; ``.keras`` files are read in Keras' safe mode, whic
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 from typing import Iterator, Optional, Sequence, Union
@@ -335,6 +336,9 @@ class ExportPredictor(Predictor):
         self.max_sentence_tokens = _positive(max_sentence_tokens or model_max_tokens_per_sentence(path),
                                              "max_sentence_tokens")
         self.path = str(path)
+        config = pathlib.Path(path) / "assets" / "config.json"
+        if config.exists() and json.loads(config.read_text(encoding="utf-8"))["model"].get("contextual"):
+            import tensorflow_text  # noqa: F401  (the encoder's word-piece tokenizer ops, registered on import)
         self.loaded = tf.saved_model.load(self.path)
         self.signature = self.loaded.signatures["serving_default"]
         self.takes_predicates = "predicate_index" in self.signature.structured_input_signature[1]
