@@ -67,6 +67,9 @@ def import_tensorflow() -> None:
                 sys.stderr.flush()
 
 
+#: The DirectRunner's own flags, which its workers do not parse (in either order; quoted with a backslash
+#: where the job service relays a worker's line).
+_RUNNER_FLAGS = r"\[(\\?'--(direct_runner_use_stacked_bundle|pipeline_type_check)\\?'(, )?)+\]"
 #: Lines of Beam's local worker processes a user cannot act on: their start-up notes (INFO lines, the
 #: optional BigQuery client, the cache directory DirectRunner workers do not have, the runner's own flags
 #: passed on to the workers), those notes relayed by the job service, TensorFlow's start-up lines in
@@ -76,10 +79,9 @@ BEAM_WORKER_NOISE = re.compile(
     r"|WARNING:root:apitools not found"
     r"|WARNING:root:Resource module is not available"
     r"|WARNING:__main__:No semi_persistent_directory found"
-    r"|WARNING:apache_beam\.options\.pipeline_options:Discarding unparseable args: \['--direct_runner_use_stacked_bundle', "
-    r"'--pipeline_type_check'\]"
+    r"|WARNING:apache_beam\.options\.pipeline_options:Discarding unparseable args: " + _RUNNER_FLAGS +
     r"|WARNING:apache_beam\.runners\.portability\.local_job_service:Worker: severity: WARN .*"
-    r"(semi_persistent_directory|Discarding unparseable args: \[\\'--direct_runner_use_stacked_bundle)"
+    r"(semi_persistent_directory|Discarding unparseable args: " + _RUNNER_FLAGS + ")"
     r"|E\d{4} [\d:.]+ +\d+ util\.cc:\d+\] oneDNN supports DT_\w+ only)"
 )
 

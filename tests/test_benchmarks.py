@@ -137,3 +137,20 @@ def test_domain_adaptation_benchmark_runs_on_a_tiny_input(tmp_path):
     assert "email" not in {genre(s) for s in read_conll12(splits / "others_train.gold_conll")}
     adapted = json.loads((splits / "runs" / "adapted" / "config.json").read_text())
     assert adapted["train"]["init"] == str(splits / "runs" / "base")
+
+
+def test_label_corpus_benchmark_compares_with_predict_on_a_tiny_input(tmp_path):
+    """``benchmarks/label_corpus.py`` on 12 EWT test sentences in two files: predict --input and label-corpus
+    with one and two workers write the same frames (the benchmark checks it and fails otherwise), and the
+    JSON holds a rate for each path."""
+    out = tmp_path / "label_corpus.json"
+    done = subprocess.run(
+        [sys.executable, "benchmarks/label_corpus.py", "--model", "srl-fast", "--sentences", "12", "--files", "2",
+         "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads(out.read_text())
+    assert record["sentences"] == 12 and record["same_frames_as_predict"] is True
+    assert set(record["paths"]) == {"predict_input", "label_corpus_1_workers", "label_corpus_2_workers"}
+    assert all(p["tokens_per_s"] > 0 and p["tokens"] == record["paths"]["predict_input"]["tokens"]
+               for p in record["paths"].values())
+    assert "| label-corpus, DirectRunner, 2 workers |" in done.stdout

@@ -8,6 +8,7 @@ import pathlib
 
 import pytest
 
+from benchmarks.label_corpus import score_difference, without_scores
 from benchmarks.raw_text_srl import texts_of
 from lisa_tf.cli import main
 
@@ -66,7 +67,8 @@ def test_frames_equal_predict_and_do_not_depend_on_the_workers(corpus, tmp_path,
     got = {}
     for record in records:
         got.setdefault((pathlib.Path(record.pop("source")).name, record["line"]), []).append(record)
-    assert got == expected
+    # the same frames; a score (a float32 mean) may move in its last digit with the batch a sentence is in
+    assert without_scores(got) == without_scores(expected) and score_difference(got, expected) <= 2e-4
     assert sum(len(v) for v in got.values()) >= 36 and sum(not r["tokens"] for v in got.values() for r in v) == 2
     # records of a file stay in order within a shard
     for path in sorted(two.parent.glob("frames-0*-of-*.jsonl")):

@@ -197,9 +197,12 @@ def test_parse_without_a_model_uses_the_shipped_parser(tmp_path):
     assert parsed[0].pos == ["DT", "NN", "VBD", "IN", "DT", "NN", "."]
 
 
-def test_shipped_parser_gives_a_tree_for_every_ewt_dev_and_test_sentence():
-    """One root, no cycle on every sentence of real data through the .keras file (Chu-Liu-Edmonds), and
-    on the first 300 dev sentences through the export (Eisner, in-graph)."""
+@pytest.mark.parametrize("name", ["parser", "parser-fast"])
+def test_shipped_parser_gives_a_tree_for_every_ewt_dev_and_test_sentence(name):
+    """One root, no cycle on real data through the .keras file (Chu-Liu-Edmonds: every dev and test
+    sentence with the fast parser; the first 600 dev sentences with the MiniLM one, whose encoder makes the
+    whole set a minutes-long run and whose trees come from the same decoder), and on the first 300 dev
+    sentences through the export (Eisner, in-graph)."""
     import tensorflow as tf
 
     from lisa_tf.decoding.mst import is_tree
@@ -208,9 +211,10 @@ def test_shipped_parser_gives_a_tree_for_every_ewt_dev_and_test_sentence():
     sentences = [s for split in ("dev", "test")
                  for s in read_split(str(ROOT / f"data/propbank-ewt/{split}.conllu.gz"), "conllu", None, 0)]
     assert len(sentences) == 1968 + 2058
-    parsed = parse_sentences(load_model_file(DEFAULT_PARSER / KERAS_FILE), sentences)
-    assert all(is_tree(s.heads) for s in parsed)
-    signature = tf.saved_model.load(str(shipped_export("parser") / "1")).signatures["serving_default"]
+    every = sentences if name == "parser-fast" else sentences[:600]
+    parsed = parse_sentences(load_model_file(SHIPPED / name / KERAS_FILE), every)
+    assert len(parsed) == len(every) and all(is_tree(s.heads) for s in parsed)
+    signature = tf.saved_model.load(str(shipped_export(name) / "1")).signatures["serving_default"]
     ordered = sorted(sentences[:300], key=len)
     for start in range(0, len(ordered), 50):
         chunk = ordered[start:start + 50]
@@ -226,7 +230,9 @@ def test_shipped_models_are_named_without_a_path(tmp_path, monkeypatch, capsys):
     from lisa_tf.cli import main
     from lisa_tf.packaging import model_path, shipped_names
 
-    assert {"srl", "parser"} <= set(shipped_names())
+    assert {"srl", "srl-fast", "parser", "parser-fast"} <= set(shipped_names())
+    # the default is the fine-tuned MiniLM model, srl-fast the GloVe one
+    assert (lisa_tf.load().model.config.contextual, lisa_tf.load("srl-fast").model.config.contextual) == ("minilm", "")
     monkeypatch.chdir(tmp_path)
     assert model_path("srl") == DEFAULT_SRL and model_path("parser", "parser") == DEFAULT_PARSER
     [frame] = lisa_tf.load("srl").predict("The cat sat on the mat.")
