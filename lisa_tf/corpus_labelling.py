@@ -267,9 +267,7 @@ class WriteShard(beam.DoFn):
         temporary = f"{final}.tmp"
         with FileSystems.create(temporary) as handle:
             handle.write("".join(f"{line}\n" for line in lines).encode("utf-8"))
-        if FileSystems.exists(final):
-            FileSystems.delete([final])
-        FileSystems.rename([temporary], [final])
+        FileSystems.rename([temporary], [final])  # replaces an earlier run's shard in one step
         yield final
 
 
