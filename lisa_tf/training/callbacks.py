@@ -61,9 +61,11 @@ class DevEvaluation(keras.callbacks.Callback):
         #: True once patience ran out
         self.stopped_early = False
 
-    def resume(self, model, step: int) -> bool:
+    def resume(self, model, step: int, start: bool = False) -> bool:
         """Bring the run's records in line with the checkpoint ``model`` was restored from (``step``;
-        0 for a new run) and redo that step's evaluation if a kill interrupted it.
+        0 for a new run) and redo that step's evaluation if a kill interrupted it. ``start``: the
+        run starts from a trained model (``train.init``), whose weights are evaluated as step 0, so
+        the run keeps them when no step of training beats them.
 
         Records of later steps are dropped (those intervals are trained again), ``best/`` is
         forgotten if it came from one of them. Returns True when patience has already run out.
@@ -86,6 +88,8 @@ class DevEvaluation(keras.callbacks.Callback):
         if step and step not in {r["step"] for r in self.records}:
             self.report(f"step {step}: evaluating the checkpoint (the run stopped before its evaluation)")
             self._record(step, interval_logs(self.run_dir / "checkpoints", step))
+        elif start and not step and not self.records:
+            self._record(0, {})  # the starting model's scores: the run's first best
         return self.stopped_early
 
     def _best_marker(self):
@@ -119,7 +123,8 @@ class DevEvaluation(keras.callbacks.Callback):
         }
         record.update({f"dev_{k}": v for k, v in scores.items() if k not in ("precision", "recall", "f1", "per_role")})
         improved = record["dev_f1"] > best
-        self.report(f"step {step}: loss {record['loss']:.4f}  dev P {scores['precision']:.2f} "
+        trained = f"loss {record['loss']:.4f}" if step else "the starting model"
+        self.report(f"step {step}: {trained}  dev P {scores['precision']:.2f} "
                     f"R {scores['recall']:.2f} F1 {scores['f1']:.2f}{'  (best)' if improved else ''}")
         self.records.append(record)
         if self.write:

@@ -62,6 +62,17 @@ def step_files(directory: str | os.PathLike) -> list[pathlib.Path]:
     return [path for _, path in sorted(files)]
 
 
+def checkpoint_files(directory: str | os.PathLike) -> list[pathlib.Path]:
+    """Every checkpoint of ``directory`` to try, newest first (the legacy single file last)."""
+    legacy = pathlib.Path(directory) / LEGACY
+    return step_files(directory)[::-1] + ([legacy] if legacy.exists() else [])
+
+
+def has_checkpoint(directory: str | os.PathLike) -> bool:
+    """Whether ``directory`` holds a checkpoint (a run that resumes rather than starts)."""
+    return bool(checkpoint_files(directory))
+
+
 def save_weights_whole(model: keras.Model, path: str | os.PathLike, attributes: Optional[dict] = None) -> None:
     """:func:`lisa_tf.weights.save_weights` whole or not at all (written beside it, then renamed),
     with ``attributes`` set on the file's root (HDF5 attributes, which loading the weights ignores)."""
@@ -167,9 +178,7 @@ def restore_checkpoint(model: keras.Model, directory: str | os.PathLike) -> Rest
         UserError: checkpoints exist but none can be read.
     """
     directory = pathlib.Path(directory)
-    candidates = step_files(directory)[::-1]
-    if (directory / LEGACY).exists():
-        candidates.append(directory / LEGACY)
+    candidates = checkpoint_files(directory)
     if not candidates:
         return Restored()
     if model.optimizer is not None and not model.optimizer.built:

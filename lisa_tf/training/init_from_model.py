@@ -10,7 +10,10 @@ shipped model keeps what it learnt from the 12,500 PropBank-EWT sentences. The r
    words and labels keep their index, new ones get new embedding and output rows (GloVe rows or
    random for new words, random for new labels);
 3. copies every weight of the model into the new one before the first step: a table that grew gets
-   the old rows in its leading block (:func:`copy_weights`).
+   the old rows in its leading block (:func:`copy_weights`);
+4. scores the starting model on the dev data as step 0: the run's best weights are the model's own
+   until a step of training beats them, so adapting never leaves a model worse on the dev data than
+   the one it started from.
 
 A resumed run continues from its own checkpoints (the model is only read at step 0).
 """

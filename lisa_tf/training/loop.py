@@ -75,7 +75,7 @@ from lisa_tf.predict import predict_sentences
 from lisa_tf.atomic_files import partial_directory, write_text
 from lisa_tf.runs import DONE_FILE, MODEL_FILE, check_same_model, read_done, save_model, weights_file
 from lisa_tf.training.callbacks import DevEvaluation, StepLimit, TimeBudget
-from lisa_tf.training.checkpoints import IntervalCheckpoint, restore_checkpoint, save_weights_whole
+from lisa_tf.training.checkpoints import IntervalCheckpoint, has_checkpoint, restore_checkpoint, save_weights_whole
 from lisa_tf.training.optimizers import encoder_learning_rate_scales, make_optimizer
 from lisa_tf.training.precision import set_policy
 from lisa_tf.training.progress import StepProgress, duration
@@ -194,7 +194,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     _require_parse(config, train_sentences)
     _check_embedding_size(config)
     init_model = None
-    if config.train.init and not (run_dir / "vocab" / "srl.txt").exists():  # a new run starting from a model
+    if config.train.init and not has_checkpoint(run_dir / "checkpoints"):  # a run starting from a model, at step 0
         init = init_from_model.init_path(config.train.init)
         init_from_model.check_same_settings(config, init)
         init_model = init_from_model.load_init_model(init)
@@ -280,7 +280,7 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     evaluate_dev = dev_evaluation(model, dev_sentences, vocabs, config.train.batch_tokens)
     evaluation = DevEvaluation(evaluate_dev, run_dir, patience=config.train.patience, write=chief,
                                 keep_weights=config.train.keep_weights, report=progress.line)
-    stop = evaluation.resume(model, step)
+    stop = evaluation.resume(model, step, start=init_model is not None)
     callbacks = [
         progress,
         StepLimit(max_steps),

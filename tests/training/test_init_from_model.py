@@ -62,3 +62,33 @@ def test_a_model_of_other_settings_or_without_settings_is_refused(lisa_run, tmp_
     assert main(["train", "--init", "no-such-model", "--out", str(tmp_path / "c")]) == 2
     assert "train.init no-such-model: no such file or directory" in capsys.readouterr().err
     assert not any((tmp_path / name).exists() for name in "abc")
+
+
+def test_the_starting_model_is_scored_as_step_0_and_kept_when_training_does_not_beat_it(lisa_run, tmp_path, capsys):
+    """A learning rate that wrecks the model: the run's best (and finished) weights stay the starting model's;
+    a run killed before its first checkpoint starts from the model again, not from random weights."""
+    import json
+
+    new_data = DATA / "propbank-ewt" / "dev.gold_conll.gz"
+    run = tmp_path / "adapted"
+    args = ["train", "--init", str(lisa_run), "--out", str(run), "--verbose", "0", f"data.train={new_data}",
+            f"data.dev={new_data}", "data.max_train_sentences=40", "data.max_eval_sentences=10",
+            "train.max_steps=2", "train.eval_every=2", "train.warmup_steps=1", "train.learning_rate=1000"]
+    assert main(args) == 0
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [0, 2]
+    assert "step 0: the starting model" in capsys.readouterr().out
+    assert json.loads((run / "done.json").read_text())["best_step"] == 0
+    trained, finished = load_run(lisa_run), load_run(run)
+    for a, b in zip(trained.weights, finished.weights):
+        a = np.asarray(a)
+        np.testing.assert_array_equal(np.asarray(b)[tuple(slice(0, n) for n in a.shape)], a)
+    # the same run killed before any checkpoint (its vocabularies written): it starts from the model again
+    import shutil
+
+    for name in ("checkpoints", "best", "done.json", "metrics.jsonl"):
+        path = run / name
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    assert main(args) == 0
+    assert "weights copied" in capsys.readouterr().out
+    assert json.loads((run / "done.json").read_text())["best_step"] == 0
