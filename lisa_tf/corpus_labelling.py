@@ -38,16 +38,14 @@ import time
 import zlib
 from typing import Iterable, Optional, Sequence
 
+from lisa_tf.native_logs import BEAM_IMPORT_NOISE
+
 
 class _BeamNoise(logging.Filter):
-    """Drops Beam's warnings a user cannot act on: BigQuery's client libraries being absent (not used
-    here), and memory use not being read (Beam disables its ``resource`` import when its optional model
-    manager cannot be imported)."""
-
-    NOISE = ("apitools not found", "Resource module is not available")
+    """Drops Beam's import warnings a user cannot act on (:data:`BEAM_IMPORT_NOISE`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith(self.NOISE)
+        return not str(record.msg).startswith(BEAM_IMPORT_NOISE)
 
 
 if not any(isinstance(f, _BeamNoise) for f in logging.getLogger().filters):
@@ -87,17 +85,22 @@ def _sort_key(source: str, line: Optional[int], sentence: Optional[int]) -> tupl
 
 class _Stream(io.RawIOBase):
     """A Beam file handle as a raw stream: :class:`io.BufferedReader` over it gives the bounded
-    ``readline(limit)`` Beam's decompressing handles lack."""
+    ``readline(limit)`` Beam's decompressing handles lack. ``head``: bytes already read from the
+    handle, given back first."""
 
-    def __init__(self, handle):
+    def __init__(self, handle, head: bytes = b""):
         super().__init__()
         self.handle = handle
+        self.head = head
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        data = self.handle.read(len(buffer))
+        if self.head:
+            data, self.head = self.head[: len(buffer)], self.head[len(buffer):]
+        else:
+            data = self.handle.read(len(buffer))
         buffer[: len(data)] = data
         return len(data)
 
@@ -119,14 +122,13 @@ class ReadParagraphs(beam.DoFn):
         self.documents.inc()
         with readable.open() as handle:
             head = handle.read(BINARY_PROBE)
-        if b"\0" in head:
-            self.dead.inc()
-            at = head.index(b"\0") + 1
-            yield beam.pvalue.TaggedOutput(DEAD, dead_letter(
-                source, None, f"a binary file (a NUL byte at byte {at}); expected UTF-8 text"))
-            return
-        with readable.open() as handle:
-            for number, text, skipped in text_lines(io.BufferedReader(_Stream(handle), 1 << 16),
+            if b"\0" in head:
+                self.dead.inc()
+                at = head.index(b"\0") + 1
+                yield beam.pvalue.TaggedOutput(DEAD, dead_letter(
+                    source, None, f"a binary file (a NUL byte at byte {at}); expected UTF-8 text"))
+                return
+            for number, text, skipped in text_lines(io.BufferedReader(_Stream(handle, head), 1 << 16),
                                                     MAX_PARAGRAPH_CHARACTERS, blank=True):
                 self.lines.inc()
                 if skipped or "\0" in text:

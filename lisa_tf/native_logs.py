@@ -67,6 +67,10 @@ def import_tensorflow() -> None:
                 sys.stderr.flush()
 
 
+#: Beam's warnings on import a user cannot act on: BigQuery's client libraries being absent (not used
+#: here), and memory use not being read (Beam disables its ``resource`` import when its optional model
+#: manager cannot be imported). Filtered in this process's log records and in its local workers' lines.
+BEAM_IMPORT_NOISE = ("apitools not found", "Resource module is not available")
 #: The DirectRunner's own flags, which its workers do not parse (in either order; quoted with a backslash
 #: where the job service relays a worker's line).
 _RUNNER_FLAGS = r"\[(\\?'--(direct_runner_use_stacked_bundle|pipeline_type_check)\\?'(, )?)+\]"
@@ -76,8 +80,7 @@ _RUNNER_FLAGS = r"\[(\\?'--(direct_runner_use_stacked_bundle|pipeline_type_check
 #: each worker (:data:`_NOISE`, the GPU probe) and oneDNN's notes on kernels it lacks (int32, bool).
 BEAM_WORKER_NOISE = re.compile(
     r"^(INFO:"
-    r"|WARNING:root:apitools not found"
-    r"|WARNING:root:Resource module is not available"
+    r"|WARNING:root:(" + "|".join(re.escape(m) for m in BEAM_IMPORT_NOISE) + ")"
     r"|WARNING:__main__:No semi_persistent_directory found"
     r"|WARNING:apache_beam\.options\.pipeline_options:Discarding unparseable args: " + _RUNNER_FLAGS +
     r"|WARNING:apache_beam\.runners\.portability\.local_job_service:Worker: severity: WARN .*"

@@ -119,3 +119,24 @@ def test_bad_options_are_one_line_errors(corpus, tmp_path, capsys):
     assert main(["label-corpus", "--model", str(tmp_path / "missing"), "--input", str(corpus / "a.txt"),
                  "--output", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.strip().startswith(f"error: --model {tmp_path / 'missing'}: no such file")
+
+
+@pytest.mark.parametrize("name", ["long.txt", "long.txt.gz"])
+def test_a_file_longer_than_the_binary_probe_is_read_line_for_line(tmp_path, name):
+    """The probe's bytes (lisa_tf.corpus_labelling.BINARY_PROBE) are given back before the rest of the file:
+    every line, the one across the probe's end included, comes out whole and in order."""
+    from apache_beam.io import fileio
+    from apache_beam.io.filesystem import CompressionTypes, FileMetadata
+
+    from lisa_tf.corpus_labelling import BINARY_PROBE, ReadParagraphs
+
+    texts = texts_of(TEST_TEXT)[:300]
+    body = "\n".join(texts) + "\n"
+    assert len(body.encode("utf-8")) > 3 * BINARY_PROBE
+    path = tmp_path / name
+    opener = gzip.open if name.endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8") as handle:
+        handle.write(body)
+    readable = fileio.ReadableFile(FileMetadata(str(path), path.stat().st_size), CompressionTypes.AUTO)
+    read = list(ReadParagraphs().process(readable))
+    assert [(line, text) for _, line, text in read] == list(enumerate(texts, start=1))
