@@ -141,8 +141,14 @@ def _slices(card: dict) -> list[str]:
              f"{slices['split'].capitalize()} split, {slices['condition']}. The English Web Treebank's genres, as "
              "its sentence ids name them:", "",
              "| genre | sentences | predicates | P | R | F1 |", "|---|---:|---:|---:|---:|---:|"]
+    rows = {**slices["by_genre"], **({"**all**": slices["all"]} if "all" in slices else {})}
     lines += [f"| {genre} | {s['sentences']:,} | {s['predicates']:,} | {_f(s['precision'])} | {_f(s['recall'])} | "
-              f"{_f(s['f1'])} |" for genre, s in slices["by_genre"].items()]
+              f"{_f(s['f1'])} |" for genre, s in rows.items()]
+    if "all" in slices:
+        lines += ["", f"The **all** row is this file's: `python -m lisa_tf evaluate --model {card['package']} --data "
+                  f"{slices['data']}` prints it."
+                  + (" The Results table above is the training run's (float32 weights); 16-bit storage may move "
+                     "the last digit." if card["files"].get("weights") == "float16" else "")]
     unseen = slices["unseen_predicates"]
     lines += ["", f"On the {unseen['predicates']:,} {slices['split']} predicates whose word never occurs in the "
               f"training data: P {_f(unseen['precision'])}, R {_f(unseen['recall'])}, F1 {_f(unseen['f1'])} "

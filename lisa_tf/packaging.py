@@ -201,8 +201,9 @@ def _check(model, float32_model, config: dict) -> dict:
 
 def _slices(model, config: dict) -> dict:
     """What a user can expect on their text: the packaged model's F1 on the first test split (predicted
-    predicates, own parse) by EWT genre, and on the predicates whose word never occurs in the training
-    data (:mod:`lisa_tf.evaluation.slices`)."""
+    predicates, own parse) as a whole (``all``: what ``evaluate --model`` prints for this file, whose
+    16-bit weights may move a digit from the run's float32 figures), by EWT genre, and on the predicates
+    whose word never occurs in the training data (:mod:`lisa_tf.evaluation.slices`)."""
     from data_pipeline.splits import read_split
     from lisa_tf.evaluation.runs import evaluate_models
     from lisa_tf.evaluation.slices import scores_by_genre, training_words, unseen_predicate_scores
@@ -210,9 +211,11 @@ def _slices(model, config: dict) -> dict:
     data = config["data"]
     split, path = next(iter(data["test"].items()))
     gold = read_split(str(ROOT / path), data["format"])
-    _, gold, predicted = evaluate_models([model], gold, names=["package"], data=path, return_sentences=True)
+    metrics, gold, predicted = evaluate_models([model], gold, names=["package"], data=path, return_sentences=True)
     seen = training_words(read_split(str(ROOT / data["train"]), data["format"]))
-    return {"split": split, "data": path, "condition": "predicted predicates, own parse",
+    whole = {key: metrics["srl"][key] for key in ("precision", "recall", "f1")}
+    whole.update(sentences=len(gold), predicates=sum(len(s.predicates) for s in gold))
+    return {"split": split, "data": path, "condition": "predicted predicates, own parse", "all": whole,
             "by_genre": scores_by_genre(gold, predicted), "unseen_predicates": unseen_predicate_scores(gold, predicted, seen)}
 
 

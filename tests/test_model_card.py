@@ -44,7 +44,8 @@ def _card():
                                            "f1": 46.17},
                                 "email": {"sentences": 605, "predicates": 1197, "precision": 64.8, "recall": 60.44,
                                           "f1": 62.55}},
-                   "unseen_predicates": {"predicates": 207, "precision": 54.61, "recall": 15.91, "f1": 24.64}},
+                   "unseen_predicates": {"predicates": 207, "precision": 54.61, "recall": 15.91, "f1": 24.64},
+                   "all": {"sentences": 2058, "predicates": 4795, "precision": 53.12, "recall": 54.21, "f1": 53.67}},
         "package": "srl-fast",
         "weights_licence": "The model's weights: CC BY-SA 4.0",
     }
@@ -78,6 +79,10 @@ def test_srl_card_puts_each_figure_in_its_row():
     assert "49.87 (the float32 weights before 16-bit storage: 49.91)" in text
     assert _row(text, "weblog")[1:] == ["214", "804", "52.18", "41.40", "46.17"]
     assert _row(text, "email")[1:] == ["605", "1,197", "64.80", "60.44", "62.55"]
+    # the whole split as this (16-bit) file scores it: what evaluate --model prints, named with its command
+    assert _row(text, "**all**")[1:] == ["2,058", "4,795", "53.12", "54.21", "53.67"]
+    assert "`python -m lisa_tf evaluate --model srl-fast --data x` prints it" in text
+    assert "the training run's (float32 weights)" in text
     assert "On the 207 test predicates whose word never occurs in the training data: P 54.61, R 15.91, F1 24.64" in text
     assert "python -m lisa_tf package-model --model lisa --name srl-fast --float16\n" in text
     assert "50-dimensional GloVe vectors" in text
