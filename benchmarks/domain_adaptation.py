@@ -8,7 +8,7 @@ held-out genre G (``--held-out``):
 2. **(a) scratch**: the same config trained on the first ``--adapt-sentences`` training sentences of G
    alone (dev: G's dev sentences), for the adaptation's step budget;
 3. **(b) adapted**: ``train --init`` the base model on those same sentences (lisa_tf.training.init_from_model:
-   300 steps, warm-up 50, learning rate x0.2, vocabularies grown);
+   300 steps, warm-up 50, learning rate x0.05, vocabularies grown);
 
 and scores G's test sentences with the base model unadapted, (a) and (b) (srl-eval F1, predicted
 predicates, own parse). Each genre's split files are written with their UD trees beside them

@@ -34,7 +34,7 @@ def test_a_run_from_a_model_keeps_its_rows_and_adds_the_new_datas(lisa_run, tmp_
     assert "starting from" in out and "weights copied" in out
     config, original = load_run_config(run), load_run_config(lisa_run)
     assert config.model == original.model and config.train.init == str(lisa_run)
-    assert config.train.learning_rate == pytest.approx(0.2 * original.train.learning_rate)
+    assert config.train.learning_rate == pytest.approx(init_from_model.LEARNING_RATE_SCALE * original.train.learning_rate)
     assert config.train.warmup_steps == 50 and config.train.max_steps == 2  # adaptation, then the overrides
     old, new = Vocabularies.load(lisa_run / "vocab"), Vocabularies.load(run / "vocab")
     for name in ("words", "srl", "pos", "dep_labels"):
