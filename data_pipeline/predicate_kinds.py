@@ -55,7 +55,7 @@ def verbal_only(frames: Sequence[dict]) -> list[dict]:
     """
     kept = []
     for frame in frames:
-        if frame["predicates"] and "pos" not in frame["tokens"][0]:
+        if frame["tokens"] and "pos" not in frame["tokens"][0]:  # whether or not this sentence has predicates
             raise ValueError("predicates 'verbal': this model predicts no POS tags, which tell verbs (LISA and SA "
                              "do); label all predicates, or give them by index")
         kept.append(dict(frame, predicates=[p for p in frame["predicates"] if is_verbal(frame, p)]))

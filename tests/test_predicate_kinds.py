@@ -51,6 +51,16 @@ def test_the_shipped_models_verb_frames_are_uds_verbs():
     assert all_tags.count("VERB") / len(all_tags) < 0.85
 
 
+def test_frames_without_pos_are_refused_whether_or_not_they_have_predicates():
+    """The refusal depends on the model (no POS tags), never on whether it found a predicate in this text."""
+    untagged = {"tokens": [{"text": w} for w in ("The", "cat", "sat", ".")], "predicates": []}
+    with pytest.raises(ValueError, match="predicts no POS tags"):
+        verbal_only([untagged])
+    with pytest.raises(ValueError, match="predicts no POS tags"):
+        verbal_only([dict(untagged, predicates=[{"token": 2, "arguments": []}])])
+    assert verbal_only([{"tokens": [], "predicates": []}]) == [{"tokens": [], "predicates": []}]  # an empty line
+
+
 def test_a_model_without_pos_cannot_tell_verbs(deepatt_run):
     import lisa_tf
     from lisa_tf.predictor import PredictionInputError
