@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> dict:
     base_path = pathlib.Path(args.model_base_path).resolve()
     model_name = args.model_name or base_path.name
     if is_package(base_path):  # a packaged model: its cached export (lisa_tf.export_cache)
-        from lisa_tf.export_cache import build_export
+        from export.cache_build import build_export
 
         base_path = build_export(base_path)
     tokens = args.sentence.split()

@@ -14,16 +14,17 @@ code get a new export, never a stale one. The
 build is written beside its target and renamed into place (:mod:`lisa_tf.atomic_files`) under a file
 lock: two servers starting at once build it once, and a killed build leaves no half export behind.
 Deleting the cache directory is always safe.
+
+This module names and finds the cache's exports (what ``predict`` needs); building one is
+:func:`export.cache_build.build_export`'s (the export package sits above lisa_tf).
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
 import pathlib
-from typing import Callable, Iterator, Optional
+from typing import Optional
 
 from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS
 
@@ -70,27 +71,3 @@ def cached_export(package: str | os.PathLike) -> Optional[pathlib.Path]:
     """The cached export's version directory when it has been built, else None."""
     version = export_base(package) / "1"
     return version if (version / "saved_model.pb").exists() else None
-
-
-@contextlib.contextmanager
-def _locked(path: pathlib.Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def build_export(package: str | os.PathLike, report: Callable[[str], None] = print) -> pathlib.Path:
-    """The cached export's base path, built first when it is missing (``report`` says so: it takes a
-    while, once)."""
-    from export.saved_model import export_package
-
-    base = export_base(package)
-    with _locked(base.with_name(f".{base.name}.lock")):
-        if not (base / "1" / "saved_model.pb").exists():
-            report(f"building the SavedModel export of {package} into {base} (once; later starts reuse it)")
-            export_package(package, base / "1")
-    return base

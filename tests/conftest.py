@@ -33,7 +33,7 @@ def shared_path(*parts: str) -> pathlib.Path:
 
 def shipped_export(name: str) -> pathlib.Path:
     """The SavedModel export base path of the shipped model ``models/NAME``, built on first use."""
-    from lisa_tf.export_cache import build_export
+    from export.cache_build import build_export
     from lisa_tf.packaging import SHIPPED
 
     return build_export(SHIPPED / name, report=lambda line: None)

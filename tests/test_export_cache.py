@@ -51,7 +51,8 @@ def test_a_package_holds_one_model_file_and_its_request_limits(package, lisa_run
 
 
 def test_the_export_is_built_once_per_model_file_and_predict_then_uses_it(package, cache, tmp_path):
-    from lisa_tf.export_cache import build_export, cached_export, export_base
+    from export.cache_build import build_export
+    from lisa_tf.export_cache import cached_export, export_base
     from lisa_tf.predictor import ExportPredictor, Predictor, load
 
     assert cached_export(package) is None

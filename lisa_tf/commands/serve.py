@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model_base_path is None:  # the shipped model called --model_name
         args.model_base_path = str(shipped_model(args.model_name, "--model_base_path"))
     if is_package(args.model_base_path):  # served from its export, built once (lisa_tf.export_cache)
-        from lisa_tf.export_cache import build_export
+        from export.cache_build import build_export
 
         args.model_base_path = str(build_export(args.model_base_path, report=lambda line: print(line, flush=True)))
     limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request,

@@ -1,0 +1,37 @@
+"""Building a packaged model's SavedModel export into the cache of :mod:`lisa_tf.export_cache`: once,
+under a file lock (two servers starting at once build it once), written beside its target and renamed
+into place by :func:`export.saved_model.export_package` (a killed build leaves no half export)."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import pathlib
+from typing import Callable, Iterator
+
+from export.saved_model import export_package
+from lisa_tf.export_cache import export_base
+
+
+@contextlib.contextmanager
+def locked(path: pathlib.Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created when missing) for the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build_export(package: str | os.PathLike, report: Callable[[str], None] = print) -> pathlib.Path:
+    """The cached export's base path, built first when it is missing (``report`` says so: it takes a
+    while, once)."""
+    base = export_base(package)
+    with locked(base.with_name(f".{base.name}.lock")):
+        if not (base / "1" / "saved_model.pb").exists():
+            report(f"building the SavedModel export of {package} into {base} (once; later starts reuse it)")
+            export_package(package, base / "1")
+    return base
