@@ -88,7 +88,7 @@ class DevEvaluation(keras.callbacks.Callback):
         if step and step not in {r["step"] for r in self.records}:
             self.report(f"step {step}: evaluating the checkpoint (the run stopped before its evaluation)")
             self._record(step, interval_logs(self.run_dir / "checkpoints", step))
-        elif start and not step and not self.records:
+        elif start and not self.records:  # a run from a model starts at step 0 (no checkpoint yet)
             self._record(0, {})  # the starting model's scores: the run's first best
         return self.stopped_early
 
