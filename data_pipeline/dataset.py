@@ -42,12 +42,16 @@ sentence layout only
 ``predicate_positions``     [B, P]     int32   token index of each gold predicate, in sentence order
 ``num_predicates``          [B]        int32   predicates in the sentence (may be 0)
 ``srl_tag_ids``             [B, P, T]  int32   ``srl`` (BIO) ids of predicate p's arguments
+``sense_ids``               [B, P]     int32   ``senses`` id of each predicate's roleset, -1 for a roleset
+                                               training never saw (only with a ``senses`` vocabulary
+                                               and a sense on every predicate)
 --------------------------  ---------  ------  ---------------------------------------------------------
 predicate layout only
 --------------------------  ---------  ------  ---------------------------------------------------------
 ``predicate_index``         [B]        int32   index of the predicate in ``Sentence.predicates``
 ``predicate_position``      [B]        int32   its token index
 ``srl_tag_ids``             [B, T]     int32   ``srl`` (BIO) ids of its arguments
+``sense_id``                [B]        int32   ``senses`` id of its roleset (-1: unseen; as ``sense_ids``)
 ==========================  =========  ======  =========================================================
 
 Padded entries are 0 / ``""`` and must be read through ``length`` (and ``num_predicates``);
@@ -187,6 +191,14 @@ class _Encoder:
                 out.append(0)  # "O" for srl; see the module docstring
         return out
 
+    def sense_id(self, vocab: Vocabulary, roleset: str) -> int:
+        """The id of a predicate's roleset, -1 for one training never saw (counted: a sense of dev or test
+        data outside the training data is no error; the model cannot have learnt it)."""
+        if roleset in vocab:
+            return vocab.lookup(roleset)
+        self.unknown[vocab.name][roleset] += 1
+        return -1
+
 
 def _available(sentences: Sequence[Sentence], attribute: str) -> bool:
     """True if every sentence has ``attribute``; False if none has; error if only some have."""
@@ -254,13 +266,16 @@ def encode(
     }
     has["dep_labels"] = has["heads"] and _available(sentences, "dep_labels")
     has["upos"] = bool(len(vocabs.upos)) and _available(sentences, "upos")
+    has["senses"] = bool(len(vocabs.senses)) and all(
+        p.roleset is not None for sentence in sentences for p in sentence.predicates
+    )
     report = DatasetReport(layout=layout, sentences=len(sentences))
     bio = BioReport()
     examples: list[dict] = []
     for index, sentence in enumerate(sentences):
         base = _token_features(sentence, index, vocabs, encoder, has)
         length = base["length"]
-        tags = []
+        tags, senses = [], []
         for predicate in sentence.predicates:
             if not 0 <= predicate.position < length:
                 raise DataFormatError(
@@ -269,6 +284,8 @@ def encode(
             bio_tags, dropped = predicate_bio_tags(predicate, length)
             bio.add(sentence, predicate, dropped)
             tags.append(encoder.ids(vocabs.srl, bio_tags, sentence))
+            if has["senses"]:
+                senses.append(encoder.sense_id(vocabs.senses, predicate.roleset))
         report.predicates += len(sentence.predicates)
         report.sentences_without_predicates += not sentence.predicates
         positions = sentence.predicate_positions
@@ -279,6 +296,7 @@ def encode(
                     predicate_positions=list(positions),
                     num_predicates=len(positions),
                     srl_tag_ids=tags,
+                    **({"sense_ids": senses} if has["senses"] else {}),
                 )
             )
         else:
@@ -289,6 +307,7 @@ def encode(
                         predicate_index=k,
                         predicate_position=position,
                         srl_tag_ids=tag_ids,
+                        **({"sense_id": senses[k]} if has["senses"] else {}),
                     )
                 )
     report.examples = len(examples)
@@ -311,7 +330,7 @@ def _ragged_columns(examples: list[dict], layout: str) -> dict:
             else:
                 flat = tf.constant(np.fromiter((v for e in examples for v in e[name]), dtype=np.int32))
             columns[name] = tf.RaggedTensor.from_row_lengths(flat, lengths, validate=False)
-        elif name == "predicate_positions":
+        elif name in ("predicate_positions", "sense_ids"):
             flat = np.fromiter((v for e in examples for v in e[name]), dtype=np.int32)
             row_lengths = np.array([len(e[name]) for e in examples], dtype=np.int64)
             columns[name] = tf.RaggedTensor.from_row_lengths(tf.constant(flat), row_lengths, validate=False)

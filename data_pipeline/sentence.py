@@ -39,6 +39,20 @@ class Predicate:
     sense: Optional[str] = None
     arguments: tuple[Span, ...] = ()
 
+    @property
+    def roleset(self) -> Optional[str]:
+        """The PropBank roleset id (``"kill.01"``): :attr:`sense` when it names one, else
+        ``lemma.sense`` (CoNLL-2005 and OntoNotes give the number only); ``None`` without a sense."""
+        return roleset_id(self.lemma, self.sense)
+
+
+def roleset_id(lemma: str, sense: Optional[str]) -> Optional[str]:
+    """``"kill.01"`` from a predicate's lemma and sense column (``"kill.01"`` or ``"01"``); ``None``
+    when the sense is missing (``None``, ``""`` or ``"-"``)."""
+    if not sense or sense == "-":
+        return None
+    return sense if "." in sense else f"{lemma}.{sense}"
+
 
 @dataclasses.dataclass
 class Sentence:

@@ -15,6 +15,10 @@ name (file ``<name>.txt``)    entries               fixed indices
 ``upos``                      universal POS tags     sorted, no reserved entry (CoNLL-U data only;
                                                      a directory saved without ``upos.txt`` loads
                                                      it empty)
+``senses``                    predicate rolesets     sorted, no reserved entry (data with a sense
+                              (``kill.01``)          column only, ``Predicate.roleset``; a
+                                                     directory saved without ``senses.txt`` loads
+                                                     it empty)
 ============================ ===================== ==============================================
 
 Label vocabularies have no padding entry: padded positions carry index 0 and are masked (see
@@ -49,9 +53,9 @@ OOV = "<unk>"
 PAD_ID = 0
 OOV_ID = 1
 PREDICATE_SUFFIX = ":PREDICATE"
-VOCABULARY_NAMES = ("words", "srl", "pos", "joint_pos_predicate", "dep_labels", "upos")
+VOCABULARY_NAMES = ("words", "srl", "pos", "joint_pos_predicate", "dep_labels", "upos", "senses")
 #: Vocabularies a saved directory may lack (written before they existed): loaded empty.
-OPTIONAL_VOCABULARIES = ("upos",)
+OPTIONAL_VOCABULARIES = ("upos", "senses")
 INFO_FILE = "vocab_info.json"
 
 
@@ -227,8 +231,9 @@ class Vocabularies:
     """All vocabularies of a run (see the module docstring for each one's layout).
 
     Attributes:
-        words, srl, pos, joint_pos_predicate, dep_labels, upos: the vocabularies; a label vocabulary
-            is empty when the training data has no such annotation (e.g. no dependency labels).
+        words, srl, pos, joint_pos_predicate, dep_labels, upos, senses: the vocabularies; a label
+            vocabulary is empty when the training data has no such annotation (e.g. no dependency
+            labels, no sense column).
         info: build settings and counts (``min_count``, ``sentences``, ``word_types``,
             ``words_below_min_count``, ``bio`` — a :class:`BioReport` dict); saved as JSON.
     """
@@ -240,6 +245,7 @@ class Vocabularies:
     dep_labels: Vocabulary
     info: dict = dataclasses.field(default_factory=dict)
     upos: Vocabulary = dataclasses.field(default_factory=lambda: Vocabulary("upos", []))
+    senses: Vocabulary = dataclasses.field(default_factory=lambda: Vocabulary("senses", []))
 
     @classmethod
     def build(cls, sentences: Iterable[Sentence], min_count: int = 1) -> "Vocabularies":
@@ -258,6 +264,7 @@ class Vocabularies:
         joint: set[str] = set()
         dep_labels: set[str] = set()
         upos: set[str] = set()
+        senses: set[str] = set()
         bio = BioReport()
         n_sentences = longest = 0
         for sentence in sentences:
@@ -268,6 +275,8 @@ class Vocabularies:
                 tags, dropped = predicate_bio_tags(predicate, len(sentence))
                 bio.add(sentence, predicate, dropped)
                 srl_tags.update(tags)
+                if predicate.roleset is not None:
+                    senses.add(predicate.roleset)
             if sentence.pos is not None:
                 pos_tags.update(sentence.pos)
                 joint.update(joint_pos_predicate_labels(sentence))
@@ -299,6 +308,7 @@ class Vocabularies:
             dep_labels=Vocabulary("dep_labels", sorted(dep_labels)),
             info=info,
             upos=Vocabulary("upos", sorted(upos)),
+            senses=Vocabulary("senses", sorted(senses)),
         )
 
     def extended(self, other: "Vocabularies") -> "Vocabularies":

@@ -101,6 +101,9 @@ class ModelConfig:
         contextual_dropout: the encoder's dropout while it is fine-tuned (BERT's: 0.1).
         contextual_train_embeddings: fine-tune the word-piece, position and segment embeddings too
             (default: frozen; they are half of MiniLM's parameters).
+        sense_loss_weight: weight of the sense head's loss (each predicate's PropBank roleset, as
+            CoNLL-2009's predicate disambiguation; :mod:`lisa_tf.models.sense_head`) beside the SRL loss;
+            the head exists when the training data has a sense column; 0 = no sense head.
     """
 
     kind: Literal["deepatt", "lisa", "sa", "selective", "parser"] = "deepatt"
@@ -124,6 +127,7 @@ class ModelConfig:
     contextual_trainable: bool = False
     contextual_dropout: float = 0.1
     contextual_train_embeddings: bool = False
+    sense_loss_weight: float = 1.0
     # LISA (Strubell et al. 2018, §2-3); layer indices are 0-based.
     pos_layer: int = 2
     parse_layer: int = 4
@@ -485,7 +489,8 @@ def validate_config(config: ExperimentConfig) -> None:
     _at_least(config, 0, "data.max_train_sentences", "data.max_eval_sentences")
     _at_least(config, 1, "model.embedding_size", "model.hidden_size", "model.num_heads", "model.filter_size",
               "model.num_layers", "model.parse_mlp_size", "model.dep_label_mlp_size", "model.srl_mlp_size")
-    _at_least(config, 0, "model.predicate_identifier_layers", "model.parse_loss_weight", "model.dep_label_loss_weight")
+    _at_least(config, 0, "model.predicate_identifier_layers", "model.parse_loss_weight", "model.dep_label_loss_weight",
+              "model.sense_loss_weight")
     _rate(config, "model.residual_dropout", "model.attention_dropout", "model.relu_dropout", "model.label_smoothing",
           "model.contextual_dropout")
     _check_model(config.model)

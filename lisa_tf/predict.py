@@ -9,7 +9,10 @@ softmax outputs, DeepAtt §4 "Model Setup") and decodes them with the first mode
 * predicate layout: ``srl_tags`` [B, T] — the BIO tags of the example's predicate;
 * sentence layout: ``predicate_flags`` [B, T], ``srl_tags`` [B, T, T] (row i: the tags if token i is a
   predicate) and, when the model predicts them, ``pos`` [B, T], ``heads`` [B, T] (0-based, root =
-  self-loop) and ``dep_labels`` [B, T].
+  self-loop) and ``dep_labels`` [B, T];
+* with a sense head, ``senses``: the ``senses`` vocabulary id of each predicate's roleset ([B] in the
+  predicate layout, [B, T] in the sentence layout: row i, token i as predicate), written to
+  :attr:`Predicate.sense`.
 
 This module turns those ids back into spans with :func:`data_pipeline.spans.bio_to_spans` (DeepAtt's
 rule for invalid BIO) and into Sentences the scorer and the writers read. Predicted ``V`` spans are
@@ -135,6 +138,7 @@ def label_sentences(
     if model.layout == "predicate" and not any(s.predicates for s in sentences):
         return list(sentences), [{} for _ in sentences]  # no predicate anywhere: nothing to label
     arguments: dict[tuple[int, int], tuple[Span, ...]] = {}
+    senses: dict[tuple[int, int], str] = {}
     whole: dict[int, dict] = {}
     tag_probs: list[dict[int, np.ndarray]] = [{} for _ in sentences]
     label = compiled(_label_batch, models, **options)
@@ -152,6 +156,8 @@ def label_sentences(
                 k = int(predicate_index[b])
                 position = int(predicate_position[b])
                 arguments[(int(s), k)] = tags_to_arguments(out["srl_tags"][b, :n], vocabs, position)
+                if "senses" in out:
+                    senses[(int(s), k)] = vocabs.senses.entry(int(out["senses"][b]))
                 tag_probs[int(s)][position] = out["srl_tag_probs"][b, :n]
             else:
                 whole[int(s)] = {key: value[b] for key, value in out.items()} | {"length": int(n)}
@@ -161,7 +167,8 @@ def label_sentences(
     for s, sentence in enumerate(sentences):
         if model.layout == "predicate":
             predicates = [
-                dataclasses.replace(p, arguments=arguments[(s, k)]) for k, p in enumerate(sentence.predicates)
+                dataclasses.replace(p, arguments=arguments[(s, k)], **({"sense": senses[(s, k)]} if (s, k) in senses else {}))
+                for k, p in enumerate(sentence.predicates)
             ]
             result.append(dataclasses.replace(sentence, predicates=predicates))
         else:
@@ -216,7 +223,8 @@ def _sentence_from_outputs(sentence: Sentence, out: dict, vocabs: Vocabularies) 
     for position in np.flatnonzero(out["predicate_flags"][:n]):
         position = int(position)
         lemma = gold_lemmas.get(position, sentence.words[position].lower())
-        predicates.append(Predicate(position, lemma, None, tags_to_arguments(out["srl_tags"][position, :n], vocabs, position)))
+        sense = vocabs.senses.entry(int(out["senses"][position])) if "senses" in out else None
+        predicates.append(Predicate(position, lemma, sense, tags_to_arguments(out["srl_tags"][position, :n], vocabs, position)))
     # Layers the model does not predict are cleared, never passed through from the gold input.
     changes: dict = {"predicates": predicates, "heads": None, "dep_labels": None}
     if "pos" in out:

@@ -19,6 +19,7 @@ from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.splits import read_split
 
 from lisa_tf.evaluation.parse_eval import evaluate_parsing
+from lisa_tf.evaluation.senses import MostFrequentSense, sense_scores
 from lisa_tf.evaluation.tables import parsing_table, predicate_table, srl_table
 from lisa_tf.evaluation.srl_eval import score
 from lisa_tf.models import TASKS, DependencyParser
@@ -78,7 +79,7 @@ def evaluate_runs(
     gold, parsed = _read_data(data, data_format or config.data.format, data_parse, parse, limit)
     return evaluate_models(models, gold, names=list(runs), data=data, parse=parsed, parse_name=parse,
                            gold_parse=gold_parse, gold_predicates=gold_predicates, token_budget=token_budget,
-                           return_sentences=return_sentences)
+                           return_sentences=return_sentences, training=(config.data.train, config.data.format))
 
 
 def evaluate_model(
@@ -124,10 +125,11 @@ def evaluate_model(
         if "srl_tags" not in export.signature.structured_outputs:
             raise EvaluationError(f"--model {path}: a dependency parser's export; evaluate the parser's package or "
                                   ".keras file (its trees are scored there)")
+    record = json.loads(pathlib.Path(recorded).read_text()) if recorded is not None and pathlib.Path(recorded).exists() else None
     if data_format is None:
-        if recorded is None or not pathlib.Path(recorded).exists():
+        if record is None:
             raise EvaluationError(f"--model {path}: records no data format; give --format conll05|conll12|lisa|conllu")
-        data_format = json.loads(pathlib.Path(recorded).read_text())["data"]["format"]
+        data_format = record["data"]["format"]
     gold, parsed = _read_data(data, data_format, data_parse, parse, limit)
     options = dict(data=data, parse=parsed, parse_name=parse, gold_parse=gold_parse, gold_predicates=gold_predicates,
                    return_sentences=return_sentences)
@@ -135,7 +137,8 @@ def evaluate_model(
         # scored on every sentence, as the .keras path is: the serving limit is not an evaluation's
         export.max_sentence_tokens = max([export.max_sentence_tokens] + [len(s) for s in gold])
         return evaluate_export(export, gold, name=str(path), **options)
-    return evaluate_models([loaded], gold, names=[str(path)], token_budget=token_budget, **options)
+    training = (record["data"]["train"], record["data"]["format"]) if record is not None else None
+    return evaluate_models([loaded], gold, names=[str(path)], token_budget=token_budget, training=training, **options)
 
 
 def evaluate_models(
@@ -150,10 +153,13 @@ def evaluate_models(
     gold_predicates: bool = False,
     token_budget: int = 4096,
     return_sentences: bool = False,
+    training: Optional[tuple[str, str]] = None,
 ):
     """Metrics of loaded models (one, or an ensemble) on the ``gold`` sentences of ``data``: what
     :func:`evaluate_runs` computes once the runs are loaded; ``names`` label the models in the
-    result, ``parse`` (sentences read from the CoNLL-U file ``parse_name``) is injected."""
+    result, ``parse`` (sentences read from the CoNLL-U file ``parse_name``) is injected. For a model
+    with a sense head, ``training`` (the training data's path and format, where it can be read) gives
+    the most-frequent-sense baseline beside the sense accuracy."""
     vocabs = models[0].vocabularies()
     if isinstance(models[0], DependencyParser):
         return _evaluate_parser(models, names, data, gold, token_budget, return_sentences)
@@ -174,7 +180,22 @@ def evaluate_models(
                            gold_predicates or not predicts_predicates, vocabs.srl.entries,
                            finds_predicates=models[0].layout == "sentence" or (predicts_predicates and not gold_predicates),
                            own_parse=models[0].layout == "sentence" and not injected)
+    if getattr(models[0], "sense_head", None) is not None:
+        metrics["senses"] = _sense_metrics(gold, predicted, training)
     return (metrics, gold, predicted) if return_sentences else metrics
+
+
+def _sense_metrics(gold, predicted, training: Optional[tuple[str, str]]) -> dict:
+    """Sense accuracy and semantic F1 (:mod:`lisa_tf.evaluation.senses`), and the most-frequent-sense
+    baseline's accuracy on the same predicates when the training data can be read."""
+    import os
+
+    metrics = sense_scores(gold, predicted)
+    if training is not None and os.path.exists(training[0]):
+        baseline = MostFrequentSense(read_split(training[0], training[1]))
+        metrics["most_frequent_sense"] = {"training_data": training[0],
+                                          "accuracy": sense_scores(gold, baseline.label(gold))["accuracy"]}
+    return metrics
 
 
 def _condition(gold_parse: bool, parse_name: Optional[str]) -> str:
@@ -270,4 +291,14 @@ def metrics_markdown(metrics: dict) -> str:
         parts.append(predicate_table({name: {metrics["data"]: detection}}, caption="Predicate detection"))
         if "pos" in parsing or "uas" in parsing:
             parts.append(parsing_table({name: parsing}, caption="Parsing"))
+    senses = metrics.get("senses")
+    if senses:
+        rows = [f"| {name} | {senses['gold_predicates']} | {senses['accuracy']:.2f} | "
+                f"{senses['semantic']['f1']:.2f} | {metrics['srl']['f1']:.2f} |"]
+        if "most_frequent_sense" in senses:
+            rows.append(f"| most frequent sense ({senses['most_frequent_sense']['training_data']}) | "
+                        f"{senses['gold_predicates']} | {senses['most_frequent_sense']['accuracy']:.2f} | | |")
+        parts.append("Senses (accuracy on the gold predicates; semantic F1 counts each sense as one more dependency, "
+                     "CoNLL-2009)\n\n| model | gold predicates | sense accuracy | semantic F1 | srl-eval F1 |\n"
+                     "|---|---:|---:|---:|---:|\n" + "\n".join(rows))
     return "\n\n".join(parts)

@@ -21,11 +21,12 @@ from lisa_tf.models.parser import DependencyParser
 from lisa_tf.models.predicate_identifier import PredicateIdentifier
 from lisa_tf.models.preprocessor import SrlPreprocessor
 from lisa_tf.models.selective import SelectiveSRL
+from lisa_tf.models.sense_head import SenseHead
 
 #: ``model.kind`` → task class.
 TASKS = {"deepatt": DeepAtt, "lisa": Lisa, "sa": Lisa, "selective": SelectiveSRL, "parser": DependencyParser}
 
-__all__ = ["TASKS", "DeepAtt", "DependencyParser", "Lisa", "PredicateIdentifier", "SelectiveSRL", "SrlBackbone", "SrlModel", "SrlPreprocessor", "build_model"]
+__all__ = ["TASKS", "DeepAtt", "DependencyParser", "Lisa", "PredicateIdentifier", "SelectiveSRL", "SenseHead", "SrlBackbone", "SrlModel", "SrlPreprocessor", "build_model"]
 
 
 def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Optional[np.ndarray] = None) -> SrlModel:
@@ -40,6 +41,7 @@ def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Opt
         vocabs.pos.entries,
         vocabs.dep_labels.entries,
         upos_labels=vocabs.upos.entries,
+        sense_labels=vocabs.senses.entries,
         embedding_matrix=embedding_matrix,
         name=config.kind,
     )

@@ -33,6 +33,7 @@ from lisa_tf.losses import masked_cross_entropy
 from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.predicate_identifier import PredicateIdentifier, joint_label_maps
 from lisa_tf.models.preprocessor import SrlPreprocessor
+from lisa_tf.models.sense_head import SenseHead, sense_loss
 
 
 class SrlModel(keras.Model):
@@ -45,6 +46,9 @@ class SrlModel(keras.Model):
         joint_labels, pos_labels, dep_labels: the other label vocabularies (LISA/SA read them; kept
             by every model so a saved model restores all its vocabularies).
         upos_labels: universal POS tags in id order (the parser tags them; empty for data without).
+        sense_labels: the training data's rolesets in id order (``Vocabularies.senses.entries``); with
+            them (and ``model.sense_loss_weight`` > 0) the model has a sense head
+            (:class:`~lisa_tf.models.sense_head.SenseHead`, ``self.sense_head``), else ``None``.
 
     Subclasses take ``embedding_matrix`` (initial word embedding rows, GloVe, or None) as a keyword;
     it is not part of the config (the trained rows are weights).
@@ -64,6 +68,7 @@ class SrlModel(keras.Model):
         pos_labels: Sequence[str] = (),
         dep_labels: Sequence[str] = (),
         upos_labels: Sequence[str] = (),
+        sense_labels: Sequence[str] = (),
         **kwargs,
     ):
         kwargs.pop("dtype", None)  # models load under the global policy (see the module docstring)
@@ -77,6 +82,9 @@ class SrlModel(keras.Model):
         self.pos_labels = list(pos_labels)
         self.dep_labels = list(dep_labels)
         self.upos_labels = list(upos_labels)
+        self.sense_labels = list(sense_labels)
+        self.sense_head = (SenseHead(len(self.sense_labels), name="sense_head")
+                           if self.sense_labels and self.config.sense_loss_weight > 0 else None)
         self.decode_mode = self.config.decode
         self.layout = self.model_layout(self.config)
         self.preprocessor = SrlPreprocessor(self.words, layout=self.layout, name="preprocessor")
@@ -138,6 +146,37 @@ class SrlModel(keras.Model):
         return {"predicate_flags": identifier.predicate_flags(logits, features["token_mask"]),
                 "predicate_probs": identifier.predicate_probabilities(logits)}
 
+    # ------------------------------------------------------------------------------- senses
+    def with_sense_logits(self, outputs: dict, predicates) -> dict:
+        """``outputs`` with ``sense_logits`` (``predicates``' shape but the last axis: one row per
+        predicate vector) when the model has a sense head."""
+        if self.sense_head is not None:
+            outputs["sense_logits"] = self.sense_head(predicates)
+        return outputs
+
+    def sense_loss(self, features, outputs, mask):
+        """The sense head's weighted loss (float32 scalar) over the predicates of ``mask``, or 0.0
+        without a head or gold senses."""
+        if "sense_logits" not in outputs:
+            return 0.0
+        ids = features.get("sense_ids", features.get("sense_id"))
+        if ids is None:
+            return 0.0
+        return self.config.sense_loss_weight * sense_loss(ids, outputs["sense_logits"], mask, self.config.label_smoothing)
+
+    def with_sense_scores(self, scores: dict, outputs: dict) -> dict:
+        """``scores`` with ``sense_probs`` (softmax of ``sense_logits``) when the model has a sense head."""
+        if "sense_logits" in outputs:
+            scores["sense_probs"] = tf.nn.softmax(outputs["sense_logits"], axis=-1)
+        return scores
+
+    def decode_senses(self, scores: dict, decoded: dict) -> dict:
+        """``decoded`` with ``senses`` (the most probable roleset id per row of ``sense_probs``) when
+        the scores have them."""
+        if "sense_probs" in scores:
+            decoded["senses"] = tf.argmax(scores["sense_probs"], axis=-1, output_type=tf.int32)
+        return decoded
+
     @classmethod
     def model_layout(cls, config: ModelConfig) -> str:
         """The example layout this model kind reads with ``config``."""
@@ -155,6 +194,7 @@ class SrlModel(keras.Model):
             "pos_labels": list(self.pos_labels),
             "dep_labels": list(self.dep_labels),
             "upos_labels": list(self.upos_labels),
+            "sense_labels": list(self.sense_labels),
         }
 
     @classmethod
@@ -183,6 +223,7 @@ class SrlModel(keras.Model):
             joint_pos_predicate=Vocabulary("joint_pos_predicate", self.joint_labels),
             dep_labels=Vocabulary("dep_labels", self.dep_labels),
             upos=Vocabulary("upos", self.upos_labels),
+            senses=Vocabulary("senses", self.sense_labels),
         )
 
     # ------------------------------------------------------------------------------ building
@@ -205,9 +246,13 @@ class SrlModel(keras.Model):
         }
         if self.layout == "predicate":
             inputs.update(predicate_position=tf.constant([0]), srl_tag_ids=zeros)
+            if self.sense_head is not None:
+                inputs["sense_id"] = tf.constant([0])
         else:
             inputs.update(predicate_positions=tf.constant([[0]]), num_predicates=tf.constant([1]),
                           srl_tag_ids=tf.zeros([1, 1, 2], tf.int32))
+            if self.sense_head is not None:
+                inputs["sense_ids"] = tf.constant([[0]])
         return inputs
 
     def build_from_batch(self, batch: Optional[dict] = None) -> None:

@@ -59,7 +59,11 @@ class DeepAtt(SrlModel):
             features["word_ids"], features["predicate_indicator"], padding_mask=features["token_mask"], training=training,
             **self.backbone.contextual_inputs(features),
         )
-        outputs = {"srl_logits": self.classifier(encoded["sequence_output"])}
+        sequence = encoded["sequence_output"]
+        outputs = {"srl_logits": self.classifier(sequence)}
+        if self.sense_head is not None:
+            position = tf.cast(features["predicate_position"], tf.int32)
+            self.with_sense_logits(outputs, tf.gather(sequence, position, batch_dims=1))  # [B, senses]
         if training and self.predicate_identifier is not None:
             outputs["joint_logits"] = self.predicate_identifier(
                 features["word_ids"], padding_mask=features["token_mask"], training=training
@@ -70,10 +74,12 @@ class DeepAtt(SrlModel):
         loss = masked_cross_entropy(
             x["srl_tag_ids"], y_pred["srl_logits"], x["token_mask"], self.config.label_smoothing
         )
+        loss += self.sense_loss(x, y_pred, tf.ones_like(x["predicate_position"], tf.bool))
         return per_replica(loss + self.predicate_identifier_loss(x, y_pred))
 
     def predict_scores(self, features, **options):
-        return {"srl_probs": tf.nn.softmax(self(features, training=False)["srl_logits"])}
+        out = self(features, training=False)
+        return self.with_sense_scores({"srl_probs": tf.nn.softmax(out["srl_logits"])}, out)
 
     def decode_scores(self, scores, features):
-        return {"srl_tags": self.decode_tags(scores["srl_probs"], features["length"])}
+        return self.decode_senses(scores, {"srl_tags": self.decode_tags(scores["srl_probs"], features["length"])})

@@ -88,7 +88,8 @@ class Lisa(SrlModel):
         candidates, or [B, T, roles] in the predicate layout), ``joint_logits`` [B, T, J]; with
         syntax ``arc_logits`` [B, T, T] and ``dep_logits`` [B, T, dep labels] (for the heads used:
         gold in training, injected or argmax of ``A_parse`` at test), and ``parse_heads`` [B, T]
-        (those heads, as float32).
+        (those heads, as float32); with a sense head ``sense_logits`` ([B, P, senses], [B, T, senses]
+        for all candidates, or [B, senses] in the predicate layout).
 
     References:
         Strubell et al. 2018, "Linguistically-Informed Self-Attention for Semantic Role Labeling",
@@ -200,6 +201,7 @@ class Lisa(SrlModel):
             position = tf.cast(features["predicate_position"], tf.int32)
             predicates = tf.gather(x, position[:, None], batch_dims=1)  # [B, 1, d]
             outputs["srl_logits"] = self.srl_scorer(predicates, x, training=training)[:, 0]
+            self.with_sense_logits(outputs, predicates[:, 0])  # [B, senses]
         else:
             if candidates is None:
                 candidates = "gold" if training else "all"
@@ -211,6 +213,7 @@ class Lisa(SrlModel):
             else:
                 raise ValueError(f"candidates must be 'gold' or 'all', found {candidates!r}")
             outputs["srl_logits"] = self.srl_scorer(predicates, x, training=training)  # Eqn 6
+            self.with_sense_logits(outputs, predicates)  # [B, P or T, senses]
         if self.uses_syntax:
             arc_logits = encoded["arc_logits"]
             outputs["arc_logits"] = arc_logits
@@ -231,9 +234,12 @@ class Lisa(SrlModel):
         token_mask = tf.cast(x["token_mask"], tf.bool)
         if self.layout == "predicate":
             srl_mask = token_mask
+            predicate_mask = tf.ones_like(x["predicate_position"], tf.bool)
         else:
-            srl_mask = tf.logical_and(tf.cast(x["predicate_mask"], tf.bool)[:, :, None], token_mask[:, None, :])
+            predicate_mask = tf.cast(x["predicate_mask"], tf.bool)
+            srl_mask = tf.logical_and(predicate_mask[:, :, None], token_mask[:, None, :])
         loss = masked_cross_entropy(x["srl_tag_ids"], y_pred["srl_logits"], srl_mask, config.label_smoothing)
+        loss += self.sense_loss(x, y_pred, predicate_mask)
         loss += masked_cross_entropy(
             x["joint_pos_predicate_ids"], y_pred["joint_logits"], token_mask, config.label_smoothing
         )
@@ -272,6 +278,7 @@ class Lisa(SrlModel):
                 scores["arc_probs"] = tf.nn.softmax(out["arc_logits"], axis=-1)
             if "dep_logits" in out:
                 scores["dep_label_probs"] = tf.nn.softmax(out["dep_logits"], axis=-1)
+        self.with_sense_scores(scores, out)
         if gold_predicates is None:
             gold_predicates = False
         if gold_predicates and self.layout == "sentence":
@@ -283,7 +290,7 @@ class Lisa(SrlModel):
         syntax ``heads``/``dep_labels``); see :mod:`lisa_tf.predict`."""
         lengths = tf.cast(features["length"], tf.int32)
         if self.layout == "predicate":
-            return {"srl_tags": self.decode_tags(scores["srl_probs"], lengths)}
+            return self.decode_senses(scores, {"srl_tags": self.decode_tags(scores["srl_probs"], lengths)})
         token_mask = tf.cast(features["token_mask"], tf.bool)
         joint_ids = tf.argmax(scores["joint_probs"], axis=-1, output_type=tf.int32)
         if "gold_predicate_flags" in scores:
@@ -306,4 +313,4 @@ class Lisa(SrlModel):
             out["heads"] = tf.argmax(scores["arc_probs"], axis=-1, output_type=tf.int32)
         if "dep_label_probs" in scores:
             out["dep_labels"] = tf.argmax(scores["dep_label_probs"], axis=-1, output_type=tf.int32)
-        return out
+        return self.decode_senses(scores, out)

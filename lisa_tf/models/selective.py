@@ -210,6 +210,9 @@ class SelectiveSRL(SrlModel):
             h = out if self.next_input == "state" else x
             layer_logits.append(self.classifiers[0 if self.share_classifier else i](out))
         outputs = {"srl_layer_logits": tf.stack(layer_logits, axis=0), "srl_logits": layer_logits[-1]}
+        if self.sense_head is not None:
+            position = tf.cast(features["predicate_position"], tf.int32)
+            self.with_sense_logits(outputs, tf.gather(out, position, batch_dims=1))  # the last H_i: [B, senses]
         if training and self.predicate_identifier is not None:
             outputs["joint_logits"] = self.predicate_identifier(features["word_ids"], padding_mask=mask, training=training)
         return outputs
@@ -230,12 +233,14 @@ class SelectiveSRL(SrlModel):
         total = tf.add_n(self.layer_losses(x, y_pred))
         if self.config.multichannel_loss == "mean":
             total = total / float(self.num_layers)
+        total += self.sense_loss(x, y_pred, tf.ones_like(x["predicate_position"], tf.bool))
         return per_replica(total + self.predicate_identifier_loss(x, y_pred))
 
     def predict_scores(self, features, **options):
         """``srl_probs`` [B, T, L]: the average of the layers' softmax distributions (§3.5)."""
-        logits = self(features, training=False)["srl_layer_logits"]
-        return {"srl_probs": tf.reduce_mean(tf.nn.softmax(logits, axis=-1), axis=0)}
+        out = self(features, training=False)
+        probs = tf.reduce_mean(tf.nn.softmax(out["srl_layer_logits"], axis=-1), axis=0)
+        return self.with_sense_scores({"srl_probs": probs}, out)
 
     def decode_scores(self, scores, features):
-        return {"srl_tags": self.decode_tags(scores["srl_probs"], features["length"])}
+        return self.decode_senses(scores, {"srl_tags": self.decode_tags(scores["srl_probs"], features["length"])})

@@ -51,6 +51,13 @@ def test_overfits_twenty_real_sentences_srl_and_parse(tmp_path, tiny):
     assert abs(metrics["srl"]["f1"] - summary["best_dev_f1"]) < 1e-6
     assert metrics["parsing"]["uas"] >= 95.0, metrics["parsing"]
     assert metrics["parsing"]["predicate_f1"] >= 95.0, metrics["parsing"]
+    # the sense head learnt the 20 sentences' rolesets too (an untrained head picks one roleset for all:
+    # under 30% here), and the baseline comes from the run's training data (these 20 sentences and more)
+    senses = evaluate_runs([str(tmp_path / "run")], config.data.train, data_parse=config.data.parse_train, limit=20,
+                           gold_predicates=True)["senses"]
+    assert senses["gold_predicates"] == sum(len(s.predicates) for s in read_split(config.data.train, "conll12", limit=20))
+    assert senses["accuracy"] >= 90.0, senses
+    assert "most_frequent_sense" in senses
     # the same model with the gold parse injected: still a trained model on the same sentences
     injected = evaluate_runs(
         [str(tmp_path / "run")], config.data.train, data_parse=config.data.parse_train, gold_parse=True, limit=20

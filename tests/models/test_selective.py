@@ -75,7 +75,7 @@ def test_ablation_switch_removes_exactly_the_selective_connection(real):
     # per-layer cells: one cell per layer instead of one
     config, vocabs, batch = real
     per_layer = SelectiveSRL(config.model, vocabs.words.entries, vocabs.srl.entries, vocabs.joint_pos_predicate.entries,
-                            vocabs.pos.entries, share_connection=False)
+                            vocabs.pos.entries, sense_labels=vocabs.senses.entries, share_connection=False)
     per_layer.build_from_batch(batch)
     assert per_layer.count_params() - full.count_params() == (LAYERS - 1) * cell
 
@@ -94,7 +94,7 @@ def test_bilstm_switch_adds_exactly_the_lstm_encoder(real):
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 def test_multichannel_loss_combines_every_layers_loss(real, reduction):
     _, _, batch = real
-    model = _model(real, **{"model.multichannel_loss": reduction})
+    model = _model(real, **{"model.multichannel_loss": reduction, "model.sense_loss_weight": 0})  # SRL loss alone
     outputs = model(batch, training=False)
     logits = outputs["srl_layer_logits"].numpy()
     assert logits.shape[0] == LAYERS
