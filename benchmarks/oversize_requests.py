@@ -20,7 +20,12 @@ over ``MODEL_BASE_PATH`` as a separate process and sends, one at a time on fresh
   8 MiB body and message limits) over REST and gRPC: ``*_text_sentences`` (``"Go. "`` repeated: two
   million sentences at the default size), ``*_text_padded`` (256 sentences, each padded with spaces to
   fill the size), ``rest_text_one_sentence`` (``"a "`` repeated over an eighth of the size, one
-  sentence), and ``rest_text_good``, one short paragraph alone.
+  sentence), ``rest_text_padded_inside`` (256 padded sentences in ``--inside_bytes``, default inside
+  the shipped models' limits: a request that is answered, and whose padding the in-graph split once
+  copied per sentence and per token), ``rest_text_tokens_inside`` (one paragraph of ``--inside_tokens``
+  sentences x tokens, 52 x 48 by default, as many as the shipped models' limits allow, padded to
+  ``--inside_bytes``: the earlier split copied the paragraph once per token), and ``rest_text_good``,
+  one short paragraph alone.
 
 For each: the status, seconds from sending to the answer, and the server's RSS growth (its peak
 resident set during the request, ``VmHWM`` reset through ``/proc/PID/clear_refs`` before each
@@ -158,23 +163,30 @@ def _tensor(dtype: int, shape: list, strings=(), ints=()):
     return tensor
 
 
-def _texts(size: int) -> dict:
-    """The raw texts of the ``text`` requests, each of about ``size`` bytes of UTF-8."""
-    padding = max(size // 256 - len("Hello there."), 1)
-    return {"text_sentences": "Go. " * (size // 4), "text_padded": ("Hello there." + " " * padding) * 256,
-            "text_one_sentence": "a " * (size // 16)}
+def _padded(size: int) -> str:
+    """256 short sentences, each padded with spaces: about ``size`` characters."""
+    return ("Hello there." + " " * max(size // 256 - len("Hello there."), 1)) * 256
 
 
-def _text_sends(host: str, port: int, path: str, target: str, model_name: str, size: int) -> list:
+def _texts(size: int, inside: int, inside_tokens: str) -> dict:
+    """The raw texts of the ``text`` requests, each of about ``size`` bytes of UTF-8 (``inside`` for the
+    padded ones inside the limits; ``inside_tokens``: ``SxW``, sentences x tokens of the last)."""
+    sentences, width = (int(v) for v in inside_tokens.split("x"))
+    paragraph = " ".join([" ".join(["word"] * (width - 1)) + "."] * sentences)
+    return {"text_sentences": "Go. " * (size // 4), "text_padded": _padded(size), "text_one_sentence": "a " * (size // 16),
+            "text_padded_inside": _padded(inside), "text_tokens_inside": paragraph.ljust(inside)}
+
+
+def _text_sends(host: str, port: int, path: str, target: str, model_name: str, args: argparse.Namespace) -> list:
     """``(name, bytes, sender)`` of the ``text`` requests over REST and gRPC."""
     import numpy as np
     import tensorflow as tf
 
     sends = []
-    for name, text in _texts(size).items():
+    for name, text in _texts(args.text_bytes, args.inside_bytes, args.inside_tokens).items():
         body = json.dumps({"signature_name": "text", "instances": [text]}, separators=(",", ":")).encode()
         sends.append((f"rest_{name}", len(body), _rest(host, port, path, body)))
-        if name != "text_one_sentence":
+        if name in ("text_sentences", "text_padded"):
             proto = tf.make_tensor_proto(np.array([text.encode()], dtype=object))
             send, request_bytes = _grpc(target, model_name, {"text": proto}, "text")
             sends.append((f"grpc_{name}", request_bytes, send))
@@ -219,7 +231,7 @@ def run(args: argparse.Namespace) -> dict:
             body = json.dumps({"signature_name": "text", "instances": [GOOD_TEXT]}).encode()
             good = _rest(host, port, path, body)
             good()  # warm up the signature's first call
-            sends += _text_sends(host, port, path, target, model_name, args.text_bytes)
+            sends += _text_sends(host, port, path, target, model_name, args)
             sends.append(("rest_text_good", len(body), good))
         for name, size, send in sends:
             text = "_text_" in name and name != "rest_text_good"
@@ -232,7 +244,8 @@ def run(args: argparse.Namespace) -> dict:
     finally:
         _stop(process)
     return {"model_base_path": str(base_path), "model_name": model_name,
-            "enable_batching": args.enable_batching, "text_bytes": args.text_bytes, "rows": rows,
+            "enable_batching": args.enable_batching, "text_bytes": args.text_bytes, "inside_bytes": args.inside_bytes,
+            "inside_tokens": args.inside_tokens, "rows": rows,
             "cpu_count": os.cpu_count(), "python": platform.python_version()}
 
 
@@ -249,6 +262,12 @@ def main(argv=None) -> int:
                         help="SxW: also send S sentences of W predicates each (e.g. 15x159)")
     parser.add_argument("--text_bytes", type=int, default=8 * 1024 * 1024 - _FRAMING,
                         help="size of the raw texts sent to the text signature (default: just under 8 MiB)")
+    parser.add_argument("--inside_bytes", type=int, default=150_000,
+                        help="size of the padded text inside the limits (default: under the shipped models' 160,000 "
+                             "characters)")
+    parser.add_argument("--inside_tokens", default="52x48",
+                        help="SxW: sentences x tokens of the paragraph inside the limits (default: as many tokens as "
+                             "the shipped models' token and token-pair limits allow)")
     parser.add_argument("--enable_batching", action="store_true", help="start the server with --enable_batching")
     parser.add_argument("--start_timeout", type=float, default=300.0, help="seconds to wait for the server")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "oversize_requests.json"))
