@@ -15,15 +15,30 @@ over ``MODEL_BASE_PATH`` as a separate process and sends, one at a time on fresh
 - ``grpc_bad_dtype``: a ``TensorProto`` with dtype enum 999;
 - ``rest_all_predicates`` (``--predicates``): ``S`` sentences each of ``W`` copies of ``said`` (every
   token a predicate: ``[S, W, W]`` outputs), with ``S x W`` inside the tokens-per-request limit;
-- ``rest_ordinary``: one ordinary sentence, for comparison.
+- ``rest_ordinary``: one ordinary sentence, for comparison;
+- when the model has a ``text`` signature, raw texts of about ``--text_bytes`` (default just under the
+  8 MiB body and message limits) over REST and gRPC: ``*_text_sentences`` (``"Go. "`` repeated: two
+  million sentences at the default size), ``*_text_padded`` (256 sentences, each padded with spaces to
+  fill the size), ``rest_text_one_sentence`` (``"a "`` repeated over an eighth of the size, one
+  sentence), ``rest_text_padded_inside`` (256 padded sentences in ``--inside_bytes``, default inside
+  the shipped models' limits: a request that is answered, and whose padding the in-graph split once
+  copied per sentence and per token), ``rest_text_tokens_inside`` (one paragraph of ``--inside_tokens``
+  sentences x tokens, 52 x 48 by default, as many as the shipped models' limits allow, padded to
+  ``--inside_bytes``: the earlier split copied the paragraph once per token), and ``rest_text_good``,
+  one short paragraph alone.
 
 For each: the status, seconds from sending to the answer, and the server's RSS growth (its peak
 resident set during the request, ``VmHWM`` reset through ``/proc/PID/clear_refs`` before each
-request, minus its resident set before). The run stops by itself and stops the server at the end.
+request, minus its resident set before). While each ``text`` request is under way a good one (the
+short paragraph, over REST) is sent 20 ms after it: ``good_seconds`` is how long that one waited, and
+``good_overlapped`` whether it was sent before the big one was answered. The run stops by itself and
+stops the server at the end.
 
 Prints a table and writes ``benchmarks/out/oversize_requests.json``.
 Run: ``PYTHONPATH=. python benchmarks/oversize_requests.py [MODEL_BASE_PATH] [--predicates 15x159]``
-(default: the shipped model, ``models/srl``).
+(``MODEL_BASE_PATH``: a directory of numeric SavedModel versions, or a packaged model such as
+``models/srl-fast``, which ``serve`` serves through its export cache; default: the shipped model,
+``models/srl``).
 """
 
 from __future__ import annotations
@@ -35,7 +50,9 @@ import os
 import pathlib
 import platform
 import sys
+import threading
 import time
+import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -43,6 +60,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.serving_rest import _start_server, _stop  # noqa: E402
 
 ORDINARY = "The company said it would buy the remaining shares by the end of next year .".split()
+GOOD_TEXT = "The company said it would buy the shares. It rained."
+#: JSON and protobuf framing around a text, kept free under the size limits.
+_FRAMING = 4096
 
 
 def _status_kb(pid: int, field: str) -> int:
@@ -63,18 +83,37 @@ def _reset_peak(pid: int) -> bool:
         return False
 
 
-def _measured(pid: int, send) -> dict:
-    """Run ``send() -> (status, answer bytes)``; its status, seconds and the server's RSS growth."""
+def _measured(pid: int, send, good=None) -> dict:
+    """Run ``send() -> (status, answer bytes)``; its status, seconds and the server's RSS growth, and
+    with ``good`` (a sender too) the status and seconds of that request sent 20 ms after ``send``'s."""
     time.sleep(0.2)  # let the previous request's memory settle
     exact = _reset_peak(pid)
     before = _status_kb(pid, "VmRSS")
+    meanwhile: dict = {}
+
+    def send_good() -> None:
+        time.sleep(0.02)
+        meanwhile["sent"] = time.perf_counter()
+        status, _ = good()
+        meanwhile.update(status=status, seconds=time.perf_counter() - meanwhile["sent"])
+
+    helper = threading.Thread(target=send_good, daemon=True) if good is not None else None
     started = time.perf_counter()
+    if helper is not None:
+        helper.start()
     status, answer = send()
-    seconds = time.perf_counter() - started
+    finished = time.perf_counter()
+    if helper is not None:
+        helper.join()
     peak = _status_kb(pid, "VmHWM")
     message = answer[:300].decode("utf-8", "replace")
-    return {"status": status, "seconds": round(seconds, 3), "rss_growth_mb": round(max(peak - before, 0) / 1024, 1),
-            "peak_exact": exact, "answer_bytes": len(answer), "answer": message}
+    row = {"status": status, "seconds": round(finished - started, 3),
+           "rss_growth_mb": round(max(peak - before, 0) / 1024, 1), "peak_exact": exact, "answer_bytes": len(answer),
+           "answer": message}
+    if good is not None:
+        row.update(good_status=meanwhile["status"], good_seconds=round(meanwhile["seconds"], 3),
+                   good_overlapped=meanwhile["sent"] < finished)
+    return row
 
 
 def _rest(host: str, port: int, path: str, body: bytes):
@@ -124,6 +163,36 @@ def _tensor(dtype: int, shape: list, strings=(), ints=()):
     return tensor
 
 
+def _padded(size: int) -> str:
+    """256 short sentences, each padded with spaces: about ``size`` characters."""
+    return ("Hello there." + " " * max(size // 256 - len("Hello there."), 1)) * 256
+
+
+def _texts(size: int, inside: int, inside_tokens: str) -> dict:
+    """The raw texts of the ``text`` requests, each of about ``size`` bytes of UTF-8 (``inside`` for the
+    padded ones inside the limits; ``inside_tokens``: ``SxW``, sentences x tokens of the last)."""
+    sentences, width = (int(v) for v in inside_tokens.split("x"))
+    paragraph = " ".join([" ".join(["word"] * (width - 1)) + "."] * sentences)
+    return {"text_sentences": "Go. " * (size // 4), "text_padded": _padded(size), "text_one_sentence": "a " * (size // 16),
+            "text_padded_inside": _padded(inside), "text_tokens_inside": paragraph.ljust(inside)}
+
+
+def _text_sends(host: str, port: int, path: str, target: str, model_name: str, args: argparse.Namespace) -> list:
+    """``(name, bytes, sender)`` of the ``text`` requests over REST and gRPC."""
+    import numpy as np
+    import tensorflow as tf
+
+    sends = []
+    for name, text in _texts(args.text_bytes, args.inside_bytes, args.inside_tokens).items():
+        body = json.dumps({"signature_name": "text", "instances": [text]}, separators=(",", ":")).encode()
+        sends.append((f"rest_{name}", len(body), _rest(host, port, path, body)))
+        if name in ("text_sentences", "text_padded"):
+            proto = tf.make_tensor_proto(np.array([text.encode()], dtype=object))
+            send, request_bytes = _grpc(target, model_name, {"text": proto}, "text")
+            sends.append((f"grpc_{name}", request_bytes, send))
+    return sends
+
+
 def run(args: argparse.Namespace) -> dict:
     """Start the server, send each request and measure it; returns the result record."""
     base_path = pathlib.Path(args.model_base_path).resolve()
@@ -155,15 +224,28 @@ def run(args: argparse.Namespace) -> dict:
         body = json.dumps({"instances": [ORDINARY]}).encode()
         _rest(host, port, path, body)()  # warm up the model's first call
         sends.append(("rest_ordinary", len(body), _rest(host, port, path, body)))
+        good = None
+        with urllib.request.urlopen(f"http://{host}:{port}/v1/models/{model_name}/metadata", timeout=60) as answer:
+            signatures = json.load(answer)["metadata"]["signature_def"]["signature_def"]
+        if "text" in signatures:
+            body = json.dumps({"signature_name": "text", "instances": [GOOD_TEXT]}).encode()
+            good = _rest(host, port, path, body)
+            good()  # warm up the signature's first call
+            sends += _text_sends(host, port, path, target, model_name, args)
+            sends.append(("rest_text_good", len(body), good))
         for name, size, send in sends:
-            row = {"request": name, "request_bytes": size, **_measured(process.pid, send)}
+            text = "_text_" in name and name != "rest_text_good"
+            row = {"request": name, "request_bytes": size, **_measured(process.pid, send, good if text else None)}
             rows.append(row)
+            meanwhile = (f"  good meanwhile: {row['good_status']} in {row['good_seconds']:.3f} s"
+                         f"{'' if row['good_overlapped'] else ' (after)'}") if text else ""
             print(f"{name:22} {size:>10} B  {str(row['status']):>18}  {row['seconds']:>8.3f} s  "
-                  f"{row['rss_growth_mb']:>8.1f} MB", flush=True)
+                  f"{row['rss_growth_mb']:>8.1f} MB{meanwhile}", flush=True)
     finally:
         _stop(process)
-    return {"model_base_path": str(base_path), "model_name": model_name, "enable_batching": args.enable_batching,
-            "rows": rows,
+    return {"model_base_path": str(base_path), "model_name": model_name,
+            "enable_batching": args.enable_batching, "text_bytes": args.text_bytes, "inside_bytes": args.inside_bytes,
+            "inside_tokens": args.inside_tokens, "rows": rows,
             "cpu_count": os.cpu_count(), "python": platform.python_version()}
 
 
@@ -171,12 +253,21 @@ def main(argv=None) -> int:
     """Parse arguments, run, print the table and write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model_base_path", nargs="?", default=str(ROOT / "models" / "srl"),
-                        help="directory of numeric SavedModel version directories (default: the shipped model)")
+                        help="directory of numeric SavedModel version directories, or a packaged model (default: "
+                             "the shipped model)")
     parser.add_argument("--model_name", default=None, help="model name (default: the base path's folder name)")
     parser.add_argument("--instances", type=int, default=1_048_551, help="one-token instances in the REST body")
     parser.add_argument("--declared", type=int, default=20_000, help="side D of the declared [D, D] gRPC tensor")
     parser.add_argument("--predicates", default=None,
                         help="SxW: also send S sentences of W predicates each (e.g. 15x159)")
+    parser.add_argument("--text_bytes", type=int, default=8 * 1024 * 1024 - _FRAMING,
+                        help="size of the raw texts sent to the text signature (default: just under 8 MiB)")
+    parser.add_argument("--inside_bytes", type=int, default=150_000,
+                        help="size of the padded text inside the limits (default: under the shipped models' 160,000 "
+                             "characters)")
+    parser.add_argument("--inside_tokens", default="52x48",
+                        help="SxW: sentences x tokens of the paragraph inside the limits (default: as many tokens as "
+                             "the shipped models' token and token-pair limits allow)")
     parser.add_argument("--enable_batching", action="store_true", help="start the server with --enable_batching")
     parser.add_argument("--start_timeout", type=float, default=300.0, help="seconds to wait for the server")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "oversize_requests.json"))

@@ -6,8 +6,8 @@ Serves ``tensorflow.serving.PredictionService`` (``Predict``, ``GetModelMetadata
 Requests go through the :class:`~export.rest_server.PredictionService` the REST API uses: the same
 versions, request limits, input checks and batching. Tensors are converted with
 ``tf.make_ndarray`` / ``tf.make_tensor_proto``, an input only once its declared dtype, shape and
-value count agree and the shape is inside the request limits (:func:`tensor_shape`): a proto of a
-few bytes can declare any shape.
+value count agree and the shape is inside the request limits
+(:func:`export.tensor_protos.request_arrays`): a proto of a few bytes can declare any shape.
 
 Errors are gRPC status codes with the REST API's one-line messages: ``INVALID_ARGUMENT`` for the
 client's input, ``NOT_FOUND`` for an unknown model or version, ``RESOURCE_EXHAUSTED`` for a
@@ -19,20 +19,18 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
-import math
 import os
 import sys
 import traceback
 from typing import Callable, Optional, Sequence
 
 import grpc
-import numpy as np
 from tensorflow_serving.apis import model_service_pb2_grpc, prediction_service_pb2_grpc
 
-from export.request_limits import LimitExceeded, check_shapes
+from export.request_limits import LimitExceeded
 from export.rest_server import DEFAULT_MAX_BODY_BYTES, PortError, PredictionService, check_port, host_port
-from export.serving_codec import (DEFAULT_SIGNATURE, NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError,
-                                  check_declared_shapes)
+from export.serving_codec import DEFAULT_SIGNATURE, BadRequest, NotFound, PayloadTooLarge, RestError
+from export.tensor_protos import request_arrays
 
 
 def _abort(context: grpc.ServicerContext, error: RestError) -> None:
@@ -68,80 +66,6 @@ def _version_text(model_spec) -> Optional[str]:
     return str(model_spec.version.value) if model_spec.HasField("version") else None
 
 
-# The repeated field of a TensorProto that holds each dtype's values when ``tensor_content`` is empty.
-_VALUE_FIELDS = {
-    "DT_STRING": "string_val", "DT_BOOL": "bool_val", "DT_INT8": "int_val", "DT_UINT8": "int_val",
-    "DT_INT16": "int_val", "DT_UINT16": "int_val", "DT_INT32": "int_val", "DT_INT64": "int64_val",
-    "DT_UINT32": "uint32_val", "DT_UINT64": "uint64_val", "DT_HALF": "half_val", "DT_BFLOAT16": "half_val",
-    "DT_FLOAT": "float_val", "DT_DOUBLE": "double_val",
-}
-
-
-def tensor_shape(name: str, proto, dtype: str) -> tuple:
-    """The shape a request input declares, once its dtype and values are checked against it.
-
-    ``tf.make_ndarray`` expands a ``TensorProto`` to its declared shape whatever it holds (an 82-byte
-    proto declaring ``[20000, 20000]`` with one value becomes 1.6 GB), so the declaration is checked
-    first: a known rank, no negative size, the signature's dtype, and one value per element (as
-    ``tensor_content`` bytes or in the dtype's repeated field) or a single value that fills the shape,
-    as ``tf.make_tensor_proto`` writes a scalar given a shape. The size against the request limits is
-    :func:`~export.request_limits.check_shapes`'s, checked before any tensor is expanded.
-
-    Args:
-        name: the input's name (for the message).
-        proto: its ``TensorProto``.
-        dtype: the dtype the signature declares (``DT_STRING``).
-
-    Returns:
-        The declared shape.
-
-    Raises:
-        BadRequest: one line naming the input and what was expected.
-    """
-    from tensorflow.core.framework import types_pb2
-
-    if proto.dtype not in types_pb2.DataType.values():
-        raise BadRequest(f"input '{name}' has dtype enum {proto.dtype}, which is no TensorFlow DataType; "
-                         f"the signature expects {dtype}")
-    given = types_pb2.DataType.Name(proto.dtype)
-    if given != dtype:
-        raise BadRequest(f"input '{name}' is {given} but the signature expects {dtype}")
-    if proto.tensor_shape.unknown_rank:
-        raise BadRequest(f"input '{name}' has an unknown rank; expected a TensorProto with its shape")
-    shape = tuple(int(d.size) for d in proto.tensor_shape.dim)
-    if any(d < 0 for d in shape):
-        raise BadRequest(f"input '{name}' declares shape {list(shape)}; expected sizes >= 0")
-    elements = math.prod(shape)
-    if proto.tensor_content:
-        import tensorflow as tf
-
-        itemsize = tf.as_dtype(proto.dtype).size
-        if given == "DT_STRING" or len(proto.tensor_content) != elements * itemsize:
-            raise BadRequest(f"input '{name}' holds {len(proto.tensor_content)} bytes of tensor_content but its shape "
-                             f"{list(shape)} needs {elements} x {itemsize} bytes")
-    elif given in _VALUE_FIELDS:
-        values = len(getattr(proto, _VALUE_FIELDS[given]))
-        # one value fills the whole shape (``tf.make_tensor_proto(0, shape=[2, 3])`` sends that, and
-        # TensorFlow expands it); it is expanded only after the shape has passed the request limits
-        if values != elements and not (values == 1 and elements > 1):
-            raise BadRequest(f"input '{name}' holds {values} value{'' if values == 1 else 's'} but its shape "
-                             f"{list(shape)} has {elements} elements; expected one value per element, or a single "
-                             "value for all")
-    return shape
-
-
-def tensor_to_array(name: str, proto, dtype: str) -> np.ndarray:
-    """One request input as numpy, refusing a dtype other than the signature's or values that do not fill
-    its declared shape (:func:`tensor_shape`; 400 naming the input)."""
-    import tensorflow as tf
-
-    tensor_shape(name, proto, dtype)
-    try:
-        return tf.make_ndarray(proto)
-    except (TypeError, ValueError) as error:
-        raise BadRequest(f"input '{name}' is not a valid TensorProto: {error}") from None
-
-
 class GrpcPredictionService(prediction_service_pb2_grpc.PredictionServiceServicer,
                             model_service_pb2_grpc.ModelServiceServicer):
     """``PredictionService`` and ``ModelService`` servicers over a :class:`PredictionService`
@@ -158,27 +82,12 @@ class GrpcPredictionService(prediction_service_pb2_grpc.PredictionServiceService
 
         loaded = self.service.version(request.model_spec.name, _version_text(request.model_spec))
         signature = self.service.signature(loaded, request.model_spec.signature_name or DEFAULT_SIGNATURE)
-        given, declared = set(request.inputs), set(signature.inputs)
-        if given - declared:
-            raise BadRequest(f"Unknown named input(s): {','.join(sorted(given - declared))}; signature "
-                             f"'{signature.name}' has inputs: {','.join(sorted(declared))}")
-        if declared - given:
-            raise BadRequest(f"Missing named input: {sorted(declared - given)[0]} (signature '{signature.name}' "
-                             f"has inputs: {','.join(sorted(declared))})")
         unknown = sorted(set(request.output_filter) - set(signature.outputs))
         if unknown:
             raise BadRequest(f"output_filter: unknown output '{unknown[0]}' (signature '{signature.name}' has "
                              f"outputs: {','.join(signature.outputs)})")
         # the declared shapes are checked against the signature and the limits before any tensor is expanded
-        shapes = {name: tensor_shape(name, request.inputs[name], signature.inputs[name].dtype)
-                  for name in sorted(declared)}
-        check_declared_shapes(shapes, signature)
-        check_shapes(shapes, signature, self.service.limits_for(loaded))
-        arrays = {name: tensor_to_array(name, request.inputs[name], signature.inputs[name].dtype)
-                  for name in sorted(declared)}
-        for name, array in arrays.items():
-            if NUMPY_DTYPES.get(signature.inputs[name].dtype) is object:
-                arrays[name] = array.astype(object)
+        arrays = request_arrays(request.inputs, signature, self.service.limits_for(loaded))
         outputs = self.service.run(loaded, signature, "row", arrays)
         response = predict_pb2.PredictResponse()
         response.model_spec.name = self.service.model_name
@@ -263,4 +172,4 @@ class GrpcServer:
         self._server.stop(grace).wait()
 
 
-__all__: Sequence[str] = ["GrpcPredictionService", "GrpcServer", "tensor_shape", "tensor_to_array"]
+__all__: Sequence[str] = ["GrpcPredictionService", "GrpcServer"]

@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from data_pipeline.errors import DataFormatError
 from data_pipeline.version_names import MAX_VERSION, parse_version
-from export.request_limits import longest_training_sentence, training_token_budget
+from export.request_limits import RequestLimits, longest_training_sentence, training_token_budget
 from export.serving_codec import InputSpec, Signature
 from export.warmup import replay_warmup_requests
 
@@ -113,13 +113,22 @@ def _register_ops(meta_graph) -> None:
         import tensorflow_text  # noqa: F401  (registers the ops)
 
 
-def load_version(version: int, version_dir: os.PathLike | str, warmup: bool = True) -> ModelVersion:
+def load_version(version: int, version_dir: os.PathLike | str, warmup: bool = True,
+                 limits: RequestLimits = RequestLimits()) -> ModelVersion:
     """Load one SavedModel version directory, describe its signatures and (``warmup``, what a server
     wants) replay its warm-up requests (:func:`export.warmup.replay_warmup_requests`), so that its first
     client is served as fast as the rest; a one-off command that calls one signature passes False.
 
+    Args:
+        version: the version's number.
+        version_dir: its directory.
+        warmup: replay the warm-up records.
+        limits: the server's request limits (``None`` fields: the version's defaults), which the warm-up
+            records must meet as any request does.
+
     Raises:
-        DataFormatError: the directory is not a loadable SavedModel.
+        DataFormatError: the directory is not a loadable SavedModel, or a warm-up record fails or is
+            over the limits.
     """
     import tensorflow as tf
 
@@ -149,9 +158,9 @@ def load_version(version: int, version_dir: os.PathLike | str, warmup: bool = Tr
             function=module.signatures[name],
         )
     signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
-    replayed = replay_warmup_requests(version_dir, signatures) if warmup else 0
-    return ModelVersion(version, version_dir, signatures, signature_def_json, module,
-                        training_token_budget(version_dir), longest_training_sentence(version_dir), replayed)
+    budget, longest = training_token_budget(version_dir), longest_training_sentence(version_dir)
+    replayed = replay_warmup_requests(version_dir, signatures, limits.resolve(budget, longest)) if warmup else 0
+    return ModelVersion(version, version_dir, signatures, signature_def_json, module, budget, longest, replayed)
 
 
 def _scan(base: pathlib.Path) -> tuple:

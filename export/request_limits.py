@@ -18,6 +18,14 @@ error:
 - ``predicate_index`` (integer ``[batch]``): a token index ``0..length-1`` of its sentence (the
   sentence is ``tokens``, or ``sentences`` split on whitespace).
 
+Raw-text inputs (string ``[batch]``: ``sentences``, and ``text``, which the export splits into
+sentences in-graph) are bounded from their strings before anything splits them
+(:func:`check_raw_text`): UTF-8 text of at most :data:`CHARACTERS_PER_TOKEN` characters per token of
+``--max_tokens_per_request`` (the tokeniser's regular expressions cost time with every character,
+whitespace included), and no more words and punctuation marks than that limit (counted until the
+limit is passed, never over the whole text). Only a request inside both is split into sentences to
+check the per-sentence and per-request limits on them, so that split costs at most the limits' worth.
+
 Any other input is only counted against the limits. Errors the model raises itself are turned into
 one line by :func:`graph_error_message`, which never passes on TensorFlow's node or op names.
 """
@@ -25,6 +33,7 @@ one line by :func:`graph_error_message`, which never passes on TensorFlow's node
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import re
 from typing import Iterable, Mapping, Optional, Sequence
@@ -32,7 +41,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from data_pipeline.input_limits import longest_training_sentence, max_tokens_per_sentence, training_token_budget
-from data_pipeline.tokenizer import split_sentences
+from data_pipeline.tokenizer import SEP, WS, split_sentences
 from export.serving_codec import BadRequest, InputSpec, Signature, count_json_values
 
 #: Used when neither a flag nor the model's run config gives the limit.
@@ -46,9 +55,16 @@ DEFAULT_TOKEN_PAIRS_WIDTH = 48
 # The request object, its keys and signature name, beyond the values of its inputs.
 _JSON_VALUES_SLACK = 64
 
+#: A raw-text input may hold this many characters (whitespace included) per token of
+#: ``--max_tokens_per_request``: ordinary English text has about six, so only text padded or run
+#: together far beyond any sentence is refused (a request of 8,192 tokens may hold 512 K characters).
+CHARACTERS_PER_TOKEN = 64
+
 # Words and punctuation marks: at least as many pieces as whitespace splitting or the export's
-# in-graph tokeniser makes of a raw sentence, so the count bounds the tokens the model will see.
-_TOKEN_PIECES = re.compile(r"\w+|[^\w\s]")
+# in-graph tokeniser makes of a raw sentence, so the count bounds the tokens the model will see. The
+# tokeniser's whitespace (a few characters beyond Python's \s, and its separator; none of them \w)
+# is never a piece: no token holds it.
+_TOKEN_PIECES = re.compile(rf"\w+|[^\w\s{WS[1:-1]}{SEP}]")  # WS is a class: "[...]"
 # The export's in-graph checks (export/saved_model.py) start their messages with the input's name.
 _FIELD_MESSAGE = re.compile(r"\b(predicate_index|parse_heads): ([^;\]\n]*)")
 # tf.debugging.assert_* put their ``message`` first: "assertion failed: [message] [Condition ...".
@@ -256,7 +272,7 @@ def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits
             if name == "tokens":
                 lengths = _sentence_lengths(array)
         elif signature.inputs[name].dtype == "DT_STRING" and array.ndim == 1:
-            counts, instances = _sentence_pieces(name, array)
+            counts, instances = _sentence_pieces(name, check_raw_text(name, array, limits))
             longest = max(counts, default=0)
             sentences = len(counts)
             if longest > limits.max_tokens_per_sentence:
@@ -281,13 +297,58 @@ def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits
         _check_predicates(arrays["predicate_index"], lengths)
 
 
-def _sentence_pieces(name: str, array: np.ndarray) -> tuple[list[int], list[str]]:
+def check_raw_text(name: str, array: np.ndarray, limits: RequestLimits) -> list[str]:
+    """Refuse a raw-text input over ``limits`` from its strings alone, before anything splits them.
+
+    A ``text`` instance of 8 MB is millions of sentences (or a few, padded with whitespace), and
+    splitting it costs seconds whatever the limits say of its result, so its size is bounded first.
+    Its words and punctuation marks are what the per-request token limit counts of raw text (at least
+    its tokens; :func:`check_request` checks sentences x the longest, which is at least all of them),
+    so a request with more than ``--max_tokens_per_request`` of them is refused; they are counted only
+    until the limit is passed. Its characters, whitespace included, cost the tokeniser time however
+    few tokens they make: at most :data:`CHARACTERS_PER_TOKEN` per token of the limit are accepted
+    (counted in milliseconds).
+
+    Args:
+        name: the input's name (``text``, ``sentences``).
+        array: its values, UTF-8 bytes ``[batch]``.
+        limits: resolved limits (no ``None``).
+
+    Returns:
+        The values as text, for the exact per-sentence checks.
+
+    Raises:
+        BadRequest: a value that is not UTF-8 (the export's tokeniser counts characters of UTF-8 text).
+        LimitExceeded: one line naming the input, the limit and its flag.
+    """
+    texts = []
+    for i, value in enumerate(array.tolist()):
+        try:
+            texts.append(value.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise BadRequest(f"{name}: instance {i} is not UTF-8 text (byte {error.start}: {error.reason}); "
+                             "expected UTF-8 text") from None
+    characters = sum(map(len, texts))
+    tokens = limits.max_tokens_per_request
+    if characters > tokens * CHARACTERS_PER_TOKEN:
+        raise _limit_error(f"characters per request ('{name}' holds {characters} characters, at most "
+                           f"{CHARACTERS_PER_TOKEN} per token of --max_tokens_per_request {tokens})", characters,
+                           tokens * CHARACTERS_PER_TOKEN, "--max_tokens_per_request")
+    pieces = 0
+    for text in texts:
+        pieces += sum(1 for _ in itertools.islice(_TOKEN_PIECES.finditer(text), tokens + 1 - pieces))
+        if pieces > tokens:
+            raise LimitExceeded(f"tokens per request ('{name}' holds more than {tokens} words and punctuation "
+                                f"marks): over the limit of {tokens} (--max_tokens_per_request)")
+    return texts
+
+
+def _sentence_pieces(name: str, texts: Sequence[str]) -> tuple[list[int], list[str]]:
     """Words and punctuation marks per sentence the model will see, and where each sentence is: a
     ``text`` instance is split into sentences as the export splits it in-graph
     (:func:`data_pipeline.tokenizer.split_sentences`); any other string is one sentence."""
     counts, where = [], []
-    for i, value in enumerate(array.tolist()):
-        value = value.decode("utf-8", "replace")
+    for i, value in enumerate(texts):
         if name != "text":
             counts.append(len(_TOKEN_PIECES.findall(value)))
             where.append(str(i))
@@ -342,6 +403,7 @@ def graph_error_message(signature_name: str, message: str) -> str:
     return f"signature '{signature_name}' could not run on these inputs (shapes or values it does not accept)"
 
 
-__all__: Sequence[str] = ["LimitExceeded", "RequestLimits", "check_json_values", "check_request", "check_shapes",
+__all__: Sequence[str] = ["CHARACTERS_PER_TOKEN", "LimitExceeded", "RequestLimits", "check_json_values", "check_raw_text",
+                          "check_request", "check_shapes",
                           "default_token_pairs", "graph_error_message", "json_values_limit", "longest_training_sentence",
                           "training_token_budget"]

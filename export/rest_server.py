@@ -33,7 +33,8 @@ only ever means a fault in this server, never bad input.
 Before a request reaches TensorFlow it is checked against the request limits (tokens per sentence,
 tokens, sentences and token pairs per request; by default from the model's run config), each before
 the work it bounds (the body's JSON values are counted before it is parsed, its shapes checked
-before its values are converted), and the inputs the
+before its values are converted, a raw text's characters and words before it is split into
+sentences), and the inputs the
 project's exports take by name (``tokens``, ``parse_heads``, ``predicate_index``) against their
 sentences (:mod:`export.request_limits`): a 400 naming the limit or the field, instance and token.
 Errors the model raises itself are answered 400 with one line in the model's own words, without
@@ -68,6 +69,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import os
 import re
@@ -85,7 +87,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from data_pipeline.errors import UserError
 from export.batching import Batcher, BatchingParameters
 from export.demo import PAGE_PATHS, demo_page
-from export.model_versions import MAX_VERSION, ModelVersion, VersionManager, parse_version
+from export.model_versions import MAX_VERSION, ModelVersion, VersionManager, load_version, parse_version
 from export.request_limits import RequestLimits, check_json_values, check_request, check_shapes, graph_error_message
 from export.serving_codec import (NUMPY_DTYPES, BadRequest, NotFound, PayloadTooLarge, RestError, Signature,
                                   error_body, outputs_to_json, parse_predict_request)
@@ -626,7 +628,8 @@ def make_server(model_name: str, model_base_path: os.PathLike | str, host: str =
         host: interface to bind.
         port: TCP port (0: a free one).
         warn: receives one line per skipped directory or version that fails to load.
-        limits: request limits (``None`` fields: each version's defaults).
+        limits: request limits (``None`` fields: each version's defaults); a version's warm-up records
+            are held to them too.
         num_versions: how many of the highest versions to serve (TensorFlow Serving's ``latest`` policy).
         poll_seconds: seconds between polls of ``model_base_path`` for new versions (0: at start only).
         batching: join concurrent requests into shared model calls (``None``: each runs alone).
@@ -638,7 +641,8 @@ def make_server(model_name: str, model_base_path: os.PathLike | str, host: str =
     Raises:
         DataFormatError: no version under ``model_base_path`` could be loaded.
     """
-    versions = VersionManager(model_base_path, num_versions, poll_seconds, warn).start()
+    versions = VersionManager(model_base_path, num_versions, poll_seconds, warn,
+                              functools.partial(load_version, limits=limits)).start()
     try:
         if batching is not None and kwargs.get("num_threads") is None:
             # requests wait for each other inside the pool: it must hold a full batch beside the running one

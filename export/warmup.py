@@ -8,7 +8,8 @@ every signature waits. TensorFlow Serving replays the requests in
 "SavedModel Warmup" in TensorFlow Serving's guide. :func:`write_warmup_requests` writes one
 ``predict_log`` per signature of an export (a short English sentence in the signature's inputs);
 :func:`replay_warmup_requests` is our server's replay, called by
-:func:`export.model_versions.load_version` before a version is served, with the same rules.
+:func:`export.model_versions.load_version` before a version is served, with the same rules, and
+with the request limits a client's request meets.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from data_pipeline.errors import DataFormatError
+from export.request_limits import RequestLimits, check_request
+from export.serving_codec import BadRequest
+from export.tensor_protos import request_arrays
 
 #: Where TensorFlow Serving looks for warm-up records in a version directory.
 WARMUP_FILE = pathlib.Path("assets.extra") / "tf_serving_warmup_requests"
@@ -63,20 +67,28 @@ def write_warmup_requests(version_dir: pathlib.Path, inputs_by_signature: Mappin
     return path
 
 
-def replay_warmup_requests(version_dir: pathlib.Path, signatures: Mapping) -> int:
+def replay_warmup_requests(version_dir: pathlib.Path, signatures: Mapping, limits: RequestLimits) -> int:
     """Run each request of the version's warm-up file (if any) through its signature, as TensorFlow
     Serving does before it serves a version.
+
+    A record is a request like any other: its inputs are checked as a gRPC request's are
+    (:func:`export.tensor_protos.request_arrays`: each ``TensorProto``'s declared shape against the
+    request limits before it is expanded, then :func:`~export.request_limits.check_request` on its
+    values) before the signature runs, so a record of 70 bytes declaring ``[20000, 20000]`` strings,
+    a sentence of thousands of tokens or a ``text`` of thousands of sentences fails the load in one
+    line instead of taking the server's memory.
 
     Args:
         version_dir: the version directory.
         signatures: runnable signatures by name (:class:`export.serving_codec.Signature`).
+        limits: the version's resolved request limits (no ``None``).
 
     Returns:
         The number of requests replayed (0 without a warm-up file).
 
     Raises:
         DataFormatError: an unreadable file, more than :data:`MAX_RECORDS` records, a record that is
-            not a predict request, names no signature of the export, or fails.
+            not a predict request, names no signature of the export, is over the request limits, or fails.
     """
     import tensorflow as tf
     from tensorflow_serving.apis import prediction_log_pb2
@@ -105,7 +117,12 @@ def replay_warmup_requests(version_dir: pathlib.Path, signatures: Mapping) -> in
             raise DataFormatError(path, None, f"{where}: signature '{name}' is not one of the export's "
                                               f"({', '.join(sorted(signatures))})")
         try:
-            signatures[name].function(**{key: tf.make_ndarray(proto) for key, proto in request.inputs.items()})
+            arrays = request_arrays(request.inputs, signatures[name], limits)
+            check_request(arrays, signatures[name], limits)
+        except BadRequest as error:
+            raise DataFormatError(path, None, f"{where} (signature '{name}') failed: {error.message}") from None
+        try:
+            signatures[name].function(**arrays)
         except (TypeError, ValueError, tf.errors.OpError) as error:
             reason = " ".join(str(getattr(error, "message", error)).split())
             raise DataFormatError(path, None, f"{where} (signature '{name}') failed: {reason}") from error

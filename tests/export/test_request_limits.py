@@ -170,8 +170,11 @@ def test_a_text_instance_is_limited_sentence_by_sentence_as_the_export_splits_it
         check_request(text("Short one.", f"Fine. {long} Fine."), signature, limits)
     assert str(refused.value).startswith("tokens per sentence ('text' instance 1 sentence 2 has 170 words and punctuation "
                                          "marks): 170 is over the limit of 159")
-    with pytest.raises(LimitExceeded, match=r"'text': 26 sentences x 100 tokens"):
-        check_request(text(" ".join([sentence] * 26)), signature, limits)
+    with pytest.raises(LimitExceeded, match=r"'text' holds more than 2500 words and punctuation marks"):
+        check_request(text(" ".join([sentence] * 26)), signature, limits)  # counted before it is split
+    long = " ".join(["word"] * 149) + "."  # 198 tokens in all, padded to 17 x 150 for the model
+    with pytest.raises(LimitExceeded, match=r"'text': 17 sentences x 150 tokens\): 2550 is over the limit of 2500"):
+        check_request(text(" ".join([long] + ["Go now."] * 16)), signature, limits)
     with pytest.raises(LimitExceeded, match=r"sentences per request \('text' splits into 257\)"):
         check_request(text("Hi. " * 257), signature, limits)
 

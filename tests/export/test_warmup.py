@@ -98,3 +98,98 @@ def test_a_file_that_is_not_prediction_logs_fails_the_load(tiny_version):
     (tiny_version / WARMUP_FILE).write_bytes(b"not a TFRecord file at all")
     with pytest.raises(DataFormatError, match="expected a TFRecord file of PredictionLog protos"):
         load_version(1, tiny_version)
+
+
+def _declared(value, shape: list):
+    """A ``TensorProto`` of one value that declares ``shape`` (nothing makes the two agree)."""
+    proto = tf.make_tensor_proto(value)
+    proto.tensor_shape.CopyFrom(tf.TensorShape(shape).as_proto())
+    return proto
+
+
+def _raw_request(signature: str, **protos) -> predict_pb2.PredictRequest:
+    request = predict_pb2.PredictRequest()
+    request.model_spec.signature_name = signature
+    for key, proto in protos.items():
+        request.inputs[key].CopyFrom(proto)
+    return request
+
+
+@pytest.fixture
+def bounded_expansion(monkeypatch):
+    """``tf.make_ndarray`` that fails the test when asked to expand a tensor of more than a million
+    elements: a record over the limits must be refused on its declared shape, never expanded."""
+    expand = tf.make_ndarray
+
+    def guarded(proto):
+        elements = int(np.prod([d.size for d in proto.tensor_shape.dim]))
+        assert elements <= 10**6, f"a warm-up tensor declaring {elements} elements was expanded"
+        return expand(proto)
+
+    monkeypatch.setattr(tf, "make_ndarray", guarded)
+
+
+def _over_the_limits():
+    strings = _declared(np.array([b"a"], dtype=object), [20000, 20000])
+    over = "sentences per request: 20000 is over the limit of 256 (--max_sentences_per_request)"
+    return {
+        # 70 bytes declaring [20000, 20000] strings: 400 million Python objects once expanded
+        "declared_strings": (_raw_request("serving_default", tokens=strings), over),
+        "declared_heads": (_raw_request("with_parse", tokens=strings,
+                                        parse_heads=_declared(np.array([0], np.int32), [20000, 20000])), over),
+        "long_sentence": (_request("serving_default", tokens=np.array([["w"] * 3000], dtype=object)),
+                          "tokens per sentence ('tokens' is 3000 tokens wide): 3000 is over the limit of 512"),
+        "many_sentences": (_request("sentences", sentences=np.array(["Go. " * 3000], dtype=object)),
+                           "tokens per sentence ('sentences' instance 0 has 6000 words and punctuation marks)"),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_over_the_limits()))
+def test_a_record_over_the_request_limits_fails_the_load_before_it_is_expanded(tiny_version, bounded_expansion,
+                                                                                case):
+    """The tiny model has no run config: its limits are the fallbacks (512 tokens per sentence, 8192 per
+    request, 256 sentences)."""
+    request, message = _over_the_limits()[case]
+    _write(tiny_version, request)
+    with pytest.raises(DataFormatError) as failed:
+        load_version(1, tiny_version)
+    assert "warm-up record 1 (signature " in str(failed.value) and message in str(failed.value)
+
+
+def test_the_servers_own_limits_apply_to_the_records(tiny_version):
+    from export.request_limits import RequestLimits
+
+    _write(tiny_version, _request("serving_default", tokens=np.array([["w"] * 40], dtype=object)))
+    assert load_version(1, tiny_version).warmup_requests == 1
+    with pytest.raises(DataFormatError, match=r"40 is over the limit of 30 \(--max_tokens_per_sentence\)"):
+        load_version(1, tiny_version, limits=RequestLimits(max_tokens_per_sentence=30))
+
+
+def test_a_version_whose_records_are_over_the_limits_is_skipped_and_the_others_served(tiny_model_base, tmp_path,
+                                                                                      bounded_expansion):
+    from export.model_versions import VersionManager
+
+    base = tmp_path / "tiny"
+    for version in (1, 2):
+        shutil.copytree(tiny_model_base / str(version), base / str(version))
+    _write(base / "2", _over_the_limits()["declared_strings"][0])
+    warnings = []
+    versions = VersionManager(base, 1, 0.0, warnings.append).start()
+    assert list(versions.available()) == [1]
+    assert len(warnings) == 1 and warnings[0].startswith(f"version 2 at {base / '2'} failed to load and is skipped: ")
+    assert "sentences per request: 20000 is over the limit of 256" in warnings[0]
+    status = {s.version: s for s in versions.statuses()}[2]
+    assert status.state == "END" and "over the limit" in status.error_message
+
+
+def test_a_text_record_of_thousands_of_sentences_fails_the_load(lisa_export, tmp_path, monkeypatch):
+    """A ``text`` record is bounded from its string before anything splits it into sentences."""
+    _, export = lisa_export
+    version = tmp_path / "srl" / "1"
+    shutil.copytree(export, version)
+    _write(version, _request("text", text=np.array(["Go. " * 3000], dtype=object)))
+    monkeypatch.setattr("export.request_limits.split_sentences",
+                        lambda text: pytest.fail("a warm-up text over the limits was split into sentences"))
+    with pytest.raises(DataFormatError) as failed:
+        load_version(1, version)
+    assert "warm-up record 1 (signature 'text') failed: tokens per request ('text' holds more than" in str(failed.value)
