@@ -154,3 +154,40 @@ def test_label_corpus_benchmark_compares_with_predict_on_a_tiny_input(tmp_path):
     assert all(p["tokens_per_s"] > 0 and p["tokens"] == record["paths"]["predict_input"]["tokens"]
                for p in record["paths"].values())
     assert "| label-corpus, DirectRunner, 2 workers |" in done.stdout
+
+
+def test_frame_index_coverage_benchmark_on_a_tiny_input(tmp_path):
+    """``benchmarks/frame_index_coverage.py`` with the fixture frames (bark, give, kill, await) on three
+    hand-written predicates: bark.01 with ARG0 and ARG2 (both its roles), kill.04 with ARG0, ARG1 and
+    ARG3 (it has 0-2), and hug.01, which the index lacks."""
+    from data_pipeline.frame_index import FrameIndex
+
+    index = tmp_path / "frames.json.gz"
+    source = {"repository": "propbank-frames", "commit": "v3.4.0", "licence": "CC BY-SA 4.0", "attribution": "test"}
+    FrameIndex.from_frame_files(ROOT / "tests" / "fixtures" / "propbank-frames" / "v3.4.0", source).save(index)
+    rows = [
+        [("The", "(ARG0*"), ("dog", "*)"), ("barked", "(V*)", "bark", "bark.01"), ("at", "(ARG2*"), ("the", "*"),
+         ("mailman", "*)"), (".", "*")],
+        [("They", "(ARG0*)"), ("killed", "(V*)", "kill", "kill.04"), ("time", "(ARG1*)"), ("reading", "(ARG3*)"),
+         (".", "*")],
+        [("I", "(ARG0*)"), ("hugged", "(V*)", "hug", "hug.01"), ("her", "(ARG1*)"), (".", "*")],
+    ]
+    lines = ["#begin document (test/frames); part 000"]
+    for sentence in rows:
+        for i, (word, bracket, *predicate) in enumerate(sentence):
+            lemma, roleset = predicate or ("-", "-")
+            lines.append(f"test/frames 0 {i} {word} XX * {lemma} {roleset} - - * {bracket} -")
+        lines.append("")
+    data = tmp_path / "tiny.gold_conll"
+    data.write_text("\n".join(lines + ["#end document", ""]), encoding="utf-8")
+    out = tmp_path / "coverage.json"
+    done = subprocess.run(
+        [sys.executable, "benchmarks/frame_index_coverage.py", "--index", str(index), "--data", str(data),
+         "--out", str(out)], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
+        timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())["files"]["tiny.gold_conll"]
+    assert (result["predicates"], result["predicates_in_index"], result["lemma_finds_roleset"]) == (3, 2, 2)
+    assert (result["core_arguments"], result["core_arguments_in_roleset"]) == (5, 4)
+    assert result["rolesets_missing"] == {"hug.01": 1} and result["arguments_outside_roleset"] == {"kill.04 ARG3": 1}
+    assert "| tiny.gold_conll | 3 | 66.67% | 80.000% of 5 | 66.67% |" in done.stdout

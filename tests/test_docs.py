@@ -68,11 +68,19 @@ def all_commands():
             if language == "bash" for words in command_lines(text)]
 
 
-def _script_flags(script: str) -> str:
-    done = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True,
+def _help(*program: str) -> str:
+    """``--help`` of a script (``benchmarks/X.py``) or module command (``-m data_pipeline.X build``)."""
+    done = subprocess.run([sys.executable, *program, "--help"], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def _check_flags(program: list[str], words: list[str]) -> str:
+    shown = _help(*program)
+    for flag in (w.split("=")[0] for w in words if w.startswith("--")):
+        assert re.search(rf"(^|[\s,\[]){re.escape(flag)}([\s,=\]]|$)", shown, flags=re.M), (program, flag)
+    return "flags checked"
 
 
 def check_command(words: list[str]) -> str:
@@ -94,10 +102,9 @@ def check_command(words: list[str]) -> str:
         assert all((ROOT / w).exists() for w in words[1:] if not w.startswith("-")), words
         return "paths checked"
     if program in ("python", "python3") and words[1].endswith(".py"):
-        shown = _script_flags(words[1])
-        for flag in (w.split("=")[0] for w in words[2:] if w.startswith("--")):
-            assert re.search(rf"(^|[\s,\[]){re.escape(flag)}([\s,=\]]|$)", shown, flags=re.M), (words[1], flag)
-        return "flags checked"
+        return _check_flags(words[1:2], words[2:])
+    if program in ("python", "python3") and words[1] == "-m" and words[2].startswith("data_pipeline."):
+        return _check_flags(words[1:4], words[4:])  # python -m data_pipeline.X COMMAND …
     if program == "curl":
         return "run"
     assert program in NOT_RUN, f"a documented command nothing checks: {' '.join(words)}"
@@ -117,6 +124,8 @@ def test_a_renamed_flag_fails_the_docs_check():
         check_command(["./run_experiments.sh", "open", "--model", "lisa"])
     with pytest.raises(AssertionError):
         check_command(["python", "benchmarks/label_corpus.py", "--worker", "2"])
+    with pytest.raises(AssertionError):
+        check_command(["python", "-m", "data_pipeline.frame_index", "build", "frames", "--output", "f.json.gz"])
 
 
 def test_the_site_builds_strictly(tmp_path):
