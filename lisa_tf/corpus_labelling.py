@@ -1,30 +1,49 @@
 """Labelling a corpus with Apache Beam: text files in, sharded JSONL frames out (``label-corpus``).
 
 The same pipeline runs on one machine (Beam's DirectRunner or PrismRunner) and on a cluster (Flink,
-Spark, Dataflow): Beam splits the work over workers, retries what fails and counts what was done::
+Spark, Dataflow): Beam spreads the blocks over workers, retries what fails and counts what was done::
 
-    files matching PATTERN ── ReadParagraphs ── SplitSentences ── RunInference(SentenceLabeller) ── WriteShards
-                                   │                  │                     │                  PREFIX-SSSSS-of-NNNNN.jsonl
-                                   └──────────────────┴── dead letters ─────┴── WriteShards ── PREFIX-dead-letters-…jsonl
+    files matching PATTERN ── (not this command's own output) ── PlanBlocks ── number ── LabelBlock
+                                                                  │                       ├─ PREFIX-SSSSS-of-NNNNN.jsonl
+                                                                  │                       └─ PREFIX-dead-letters-SSSSS-of-NNNNN.jsonl
+                                                                  └ one small descriptor per block
 
-- **ReadParagraphs** reads each file as ``predict --input`` does: one paragraph (or, ``tokenized``,
-  one sentence of space-separated tokens) per line; ``.gz``/``.bz2`` files are decompressed. A line
-  that is not UTF-8 or is over the paragraph limit, and a binary file (a NUL byte), are dead letters.
-- **SplitSentences** splits and tokenises a line (:func:`lisa_tf.predictor.prepare`, the code
-  ``predict`` runs); a sentence longer than the model's longest training sentence (the policy of
-  ``predict`` and ``serve``: :mod:`data_pipeline.input_limits`) is a dead letter.
-- **RunInference** (``apache_beam.ml.inference``) batches sentences by tokens (at most
-  ``token_budget`` per batch) and labels them with :class:`SentenceLabeller`, which loads the model
-  once per worker process (a shipped model, a ``.keras`` file, a run or an export:
-  :func:`lisa_tf.load`). A batch whose labelling raises is a dead letter for each of its sentences.
-- **WriteShards** writes each record, the ``predict --format jsonl`` record with its ``"source"``
-  file, to shard ``crc32(source, line) mod N``, sorted by (source, line, sentence): the same
-  command over the same input writes the same files, byte for byte, so a failed job is simply run
-  again. A shard is written to a temporary file and renamed into place: a shard is whole or absent.
+- **Files**: every file the pattern matches, except this command's own output files (the
+  records', the dead letters' and their temporary files, :func:`is_output`): a second run over
+  ``DIR/*`` with ``--output DIR/o`` does not label the first run's output as text. They are
+  counted (``earlier_output``).
+- **PlanBlocks** reads each file once, cheaply (newlines counted in 1 MiB reads; ``.gz``/``.bz2``
+  decompressed), and cuts it into *blocks* of about ``block_bytes`` of text each, cut at a line end:
+  a block is ``(file, byte offset, first line number, bytes)``. A binary file (a NUL byte in its
+  first ``BINARY_PROBE`` bytes) is one block that holds only its dead letter. All blocks of all files
+  are numbered in (file, offset) order: block ``S`` of ``N`` is shard ``S`` of ``N``.
+- **LabelBlock** reads its block's lines as ``predict --input`` does (one paragraph, or
+  ``tokenized``, one sentence of space-separated tokens, per line), labels them with
+  :func:`lisa_tf.predictor.label_units` (the loop ``predict --input`` runs: chunks of lines split and
+  tokenised by a thread while the model labels the chunk before) and writes each record as it comes:
+  the ``predict --format jsonl`` record with its ``"source"`` file, in (line, sentence) order. The
+  model is loaded once per worker process (a shipped model, a ``.keras`` file, a run or an export:
+  :func:`lisa_tf.load`). Both files of the shard are written to temporary files and renamed into place:
+  a shard is whole or absent, and a block the runner retries writes the same bytes again.
 
-Every dead letter is ``{"source", "line", "reason"}`` (``"sentence"``: its number in the line, for a
-sentence). Beam counters in the ``lisa_tf`` namespace: documents, lines, sentences, tokens,
-predicates, empty (blank lines, written as empty records as ``predict`` does) and dead_letters.
+Why blocks: reading, labelling and writing a block are one step on one worker, so no record ever
+waits in memory for a sort or a shuffle (on the DirectRunner every shuffle is held in memory; on a
+cluster, in the shuffle service). A worker holds two chunks of lines and one model, whatever the size of
+the corpus; only the block descriptors (one per ``block_bytes`` of text) travel between steps. The
+output is deterministic without sorting anything: the blocks, their order and the chunks the model is
+given depend on the input alone, so the same command over the same input writes the same files, byte
+for byte, whatever the number of workers, and a failed job is simply run again. Read in name order,
+the shards are the corpus's records sorted by (file, line, sentence). Within one file, blocks are
+labelled in parallel; a block of a compressed file is reached by decompressing the file up to the
+block (Beam's compressed files are read from their start), which costs far less than labelling it.
+
+Blank lines get no record: they are counted (``empty``), so a ``.gz`` of newlines, however far it
+expands, writes nothing and holds nothing. A line that is not UTF-8, is over the paragraph limit or
+holds a NUL byte, a binary file, a sentence longer than the model's longest training sentence (the
+policy of ``predict`` and ``serve``: :mod:`data_pipeline.input_limits`) and a chunk whose labelling
+raises are dead letters ``{"source", "line", "reason"}`` (``"sentence"``: its number in the line, for a
+sentence) in the shard of their block. Beam counters in the ``lisa_tf`` namespace: documents,
+earlier_output, lines, empty, sentences, tokens, predicates and dead_letters.
 """
 
 from __future__ import annotations
@@ -33,10 +52,10 @@ import io
 import json
 import logging
 import os
+import re
 import sys
 import time
-import zlib
-from typing import Iterable, Optional, Sequence
+from typing import NamedTuple, Optional
 
 from lisa_tf.native_logs import BEAM_IMPORT_NOISE
 
@@ -55,16 +74,34 @@ import apache_beam as beam  # noqa: E402
 from apache_beam.io import fileio  # noqa: E402
 from apache_beam.io.filesystems import FileSystems  # noqa: E402
 from apache_beam.metrics import Metrics  # noqa: E402
-from apache_beam.ml.inference.base import ModelHandler, PredictionResult, RunInference  # noqa: E402
+from apache_beam.utils import shared  # noqa: E402
 
-#: The counters' namespace, and their names in the order :func:`counter_table` prints them.
+#: The counters' namespace, and their names in the order :func:`counter_values` lists them.
 NAMESPACE = "lisa_tf"
-COUNTERS = ("documents", "lines", "sentences", "tokens", "predicates", "empty", "dead_letters")
+COUNTERS = ("documents", "earlier_output", "lines", "empty", "sentences", "tokens", "predicates", "dead_letters")
 #: Bytes read to tell a binary file (a NUL byte) from text before its lines are read.
 BINARY_PROBE = 8192
-DEAD = "dead_letters"
+#: Bytes of text per block (a shard) unless the command says otherwise.
+BLOCK_BYTES = 1 << 20
+#: Lines per model call (chunks of :func:`lisa_tf.predictor.label_units`), as ``predict``.
+CHUNK = 256
+#: Bytes per read while planning blocks.
+READ = 1 << 20
 #: Seconds between a worker's progress lines.
 PROGRESS_SECONDS = 30.0
+DEAD = "dead-letters"
+
+
+class Block(NamedTuple):
+    """A piece of one file, labelled and written as one shard (``number`` of ``shards``)."""
+
+    source: str
+    offset: int
+    first_line: int
+    size: int
+    binary: Optional[str] = None  # a binary file: its dead letter's reason, and nothing to read
+    number: int = 0
+    shards: int = 1
 
 
 def dead_letter(source: str, line: Optional[int], reason: str, sentence: Optional[int] = None) -> dict:
@@ -74,127 +111,122 @@ def dead_letter(source: str, line: Optional[int], reason: str, sentence: Optiona
     return letter
 
 
-def shard_of(source: str, line: Optional[int], shards: int) -> int:
-    """The shard of a line's records: a stable hash (not Python's per-process ``hash``)."""
-    return zlib.crc32(f"{source}\0{line}".encode("utf-8")) % shards
+def shard_path(prefix: str, shard: int, shards: int) -> str:
+    return f"{prefix}-{shard:05d}-of-{shards:05d}.jsonl"
 
 
-def _sort_key(source: str, line: Optional[int], sentence: Optional[int]) -> tuple:
-    return source, -1 if line is None else line, -1 if sentence is None else sentence
+def _absolute(path: str) -> str:
+    return path if "://" in path else os.path.abspath(path)
+
+
+def is_output(path: str, prefix: str) -> bool:
+    """Whether ``path`` is one of the files ``label-corpus --output prefix`` writes (records, dead
+    letters or their temporary files, any number of shards)."""
+    pattern = re.escape(_absolute(prefix)) + r"-(dead-letters-)?\d{5,}-of-\d{5,}\.jsonl(\.tmp)?"
+    return re.fullmatch(pattern, _absolute(path)) is not None
 
 
 class _Stream(io.RawIOBase):
-    """A Beam file handle as a raw stream: :class:`io.BufferedReader` over it gives the bounded
-    ``readline(limit)`` Beam's decompressing handles lack. ``head``: bytes already read from the
-    handle, given back first."""
+    """A Beam file handle as a raw stream of at most ``size`` bytes (None: to its end):
+    :class:`io.BufferedReader` over it gives the bounded ``readline(limit)`` Beam's decompressing
+    handles lack. ``head``: bytes already read from the handle, given back first."""
 
-    def __init__(self, handle, head: bytes = b""):
+    def __init__(self, handle, head: bytes = b"", size: Optional[int] = None):
         super().__init__()
         self.handle = handle
         self.head = head
+        self.left = size
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
+        wanted = len(buffer) if self.left is None else min(len(buffer), self.left)
         if self.head:
-            data, self.head = self.head[: len(buffer)], self.head[len(buffer):]
+            data, self.head = self.head[:wanted], self.head[wanted:]
         else:
-            data = self.handle.read(len(buffer))
+            data = self.handle.read(wanted) if wanted else b""
+        if self.left is not None:
+            self.left -= len(data)
         buffer[: len(data)] = data
         return len(data)
 
 
-class ReadParagraphs(beam.DoFn):
-    """A matched file → ``(source, line number, text)`` per line (blank ones too); dead letters
-    (tagged ``dead_letters``) for lines that cannot be read and for a binary file."""
+def plan_blocks(handle, source: str, block_bytes: int) -> list[Block]:
+    """The blocks of one file read from ``handle`` (decompressed bytes): each about ``block_bytes``,
+    ending at a line end (or the file's end); one block for an empty or a binary file."""
+    head = handle.read(BINARY_PROBE)
+    if b"\0" in head:
+        at = head.index(b"\0") + 1
+        return [Block(source, 0, 1, 0, f"a binary file (a NUL byte at byte {at}); expected UTF-8 text")]
+    starts = [(0, 1)]  # (byte offset, line number) of each block
+    position, lines, cut = 0, 0, block_bytes
+    data = head
+    while data:
+        end = position + len(data)
+        while cut < end:  # the block ends at the first line end at or after ``cut``
+            at = data.find(b"\n", cut - position)
+            if at < 0:
+                cut = end  # look on in the next read
+                break
+            starts.append((position + at + 1, lines + data.count(b"\n", 0, at + 1) + 1))
+            cut = position + at + 1 + block_bytes
+        lines += data.count(b"\n")
+        position = end
+        data = handle.read(READ)
+    if len(starts) > 1 and starts[-1][0] == position:
+        starts.pop()  # the file ends at a cut
+    bounds = [offset for offset, _ in starts[1:]] + [position]
+    return [Block(source, offset, line, bound - offset) for (offset, line), bound in zip(starts, bounds)]
 
-    def __init__(self):
+
+class PlanBlocks(beam.DoFn):
+    """A matched file → its :class:`Block` descriptors (:func:`plan_blocks`)."""
+
+    def __init__(self, block_bytes: int):
+        self.block_bytes = block_bytes
         self.documents = Metrics.counter(NAMESPACE, "documents")
-        self.lines = Metrics.counter(NAMESPACE, "lines")
-        self.dead = Metrics.counter(NAMESPACE, "dead_letters")
 
     def process(self, readable: fileio.ReadableFile):
-        from data_pipeline.input_limits import MAX_PARAGRAPH_CHARACTERS
-        from data_pipeline.text_lines import text_lines
-
-        source = readable.metadata.path
         self.documents.inc()
         with readable.open() as handle:
-            head = handle.read(BINARY_PROBE)
-            if b"\0" in head:
-                self.dead.inc()
-                at = head.index(b"\0") + 1
-                yield beam.pvalue.TaggedOutput(DEAD, dead_letter(
-                    source, None, f"a binary file (a NUL byte at byte {at}); expected UTF-8 text"))
-                return
-            for number, text, skipped in text_lines(io.BufferedReader(_Stream(handle, head), 1 << 16),
-                                                    MAX_PARAGRAPH_CHARACTERS, blank=True):
-                self.lines.inc()
-                if skipped or "\0" in text:
-                    self.dead.inc()
-                    yield beam.pvalue.TaggedOutput(DEAD, dead_letter(source, number, skipped or "a NUL byte: binary data"))
-                else:
-                    yield source, number, text
+            yield from plan_blocks(handle, readable.metadata.path, self.block_bytes)
 
 
-class SplitSentences(beam.DoFn):
-    """``(source, line, text)`` → ``((source, line, sentence), (text, tokens))`` per sentence to label;
-    a blank line's empty record (tagged ``records``) and over-long sentences' dead letters."""
-
-    def __init__(self, max_sentence_tokens: int, tokenized: bool):
-        self.max_sentence_tokens = max_sentence_tokens
-        self.tokenized = tokenized
-        self.empty = Metrics.counter(NAMESPACE, "empty")
-        self.dead = Metrics.counter(NAMESPACE, "dead_letters")
-
-    def process(self, element):
-        from lisa_tf.predictor import prepare
-
-        source, line, text = element
-        given = {"tokens": [text.split()]} if self.tokenized else {"paragraphs": [text]}
-        if self.tokenized and not text.split():
-            given = {"paragraphs": [""]}
-        rows = prepare(**given, over_limit="skip", max_sentence_tokens=self.max_sentence_tokens)
-        if not rows or not any(tokens for _, tokens, _ in rows):
-            self.empty.inc()
-            record = {"source": source, "line": line, "text": "", "tokens": [], "predicates": []}
-            yield beam.pvalue.TaggedOutput("records", (_sort_key(source, line, 0), record))
-            return
-        for k, (sentence_text, tokens, skipped) in enumerate(rows, start=1):
-            if skipped:
-                self.dead.inc()
-                yield beam.pvalue.TaggedOutput(DEAD, dead_letter(source, line, skipped["reason"], k))
-            elif tokens:
-                yield (source, line, k), (sentence_text, list(tokens))
+def number_blocks(blocks: list) -> list[Block]:
+    """All blocks in (file, offset) order, each with its shard number and the number of shards."""
+    ordered = sorted(blocks, key=lambda b: (b.source, b.offset))
+    return [b._replace(number=k, shards=len(ordered)) for k, b in enumerate(ordered)]
 
 
-def sentence_tokens(element) -> int:
-    """A keyed sentence's weight in a batch: its tokens (``RunInference`` batches up to the budget)."""
-    return max(1, len(element[1][1]))
-
-
-class SentenceLabeller(ModelHandler):
-    """``RunInference``'s handle on a lisa_tf model: loads it once per worker process and labels
-    batches of keyed sentences; each result is a :class:`PredictionResult` whose example is the key.
+class LabelBlock(beam.DoFn):
+    """A :class:`Block` → its shard: the records and the dead letters of its lines (module
+    docstring), written as they are labelled. Each worker process reports its progress on standard
+    error every ``every`` seconds (on a cluster, in the worker logs).
 
     Args:
+        prefix: the output prefix (``PREFIX-SSSSS-of-NNNNN.jsonl``; any Beam file system).
         model: what :func:`lisa_tf.load` takes (a shipped model's name or directory, a ``.keras``
             file, a run or an export); it must be readable where the workers run.
-        token_budget: most tokens per batch (Beam's batching weighs a sentence by its tokens).
-        max_sentence_tokens: the sentence limit (the pipeline refuses longer sentences before).
+        token_budget: most padded tokens per model batch.
+        max_sentence_tokens: the sentence limit (longer sentences are dead letters).
         predicates: ``"all"`` or ``"verbal"`` (as ``predict --predicates``).
+        tokenized: lines are sentences of space-separated tokens.
     """
 
-    def __init__(self, model: str, token_budget: int, max_sentence_tokens: int, predicates: str = "all"):
-        super().__init__(min_batch_size=max(1, token_budget // 8), max_batch_size=token_budget,
-                         element_size_fn=sentence_tokens)
+    def __init__(self, prefix: str, model: str, token_budget: int, max_sentence_tokens: int,
+                 predicates: str = "all", tokenized: bool = False, every: float = PROGRESS_SECONDS):
+        self.prefix = prefix
         self.model = model
         self.token_budget = token_budget
         self.max_sentence_tokens = max_sentence_tokens
         self.predicates = predicates
+        self.tokenized = tokenized
+        self.every = every
+        self.shared_model = shared.Shared()  # one model per worker process, whatever its threads
+        self.counters = {name: Metrics.counter(NAMESPACE, name) for name in COUNTERS}
 
-    def load_model(self):
+    def _load(self):
         from lisa_tf.native_logs import import_tensorflow
         from lisa_tf.predictor import load
 
@@ -202,120 +234,100 @@ class SentenceLabeller(ModelHandler):
         return load(self.model, token_budget=self.token_budget, max_sentence_tokens=self.max_sentence_tokens,
                     prefer_export=True)
 
-    def run_inference(self, batch: Sequence, model, inference_args=None) -> Iterable[PredictionResult]:
-        results = model.label([(text, tokens, None) for _, (text, tokens) in batch], predicates=self.predicates)
-        return [PredictionResult(key, result) for (key, _), result in zip(batch, results)]
-
-    def get_metrics_namespace(self) -> str:
-        return NAMESPACE
-
-
-class ToRecord(beam.DoFn):
-    """A labelled sentence → ``(sort key, record)``: the ``predict --format jsonl`` record with its
-    source file in front. Each worker process reports its progress on standard error every
-    ``every`` seconds (on a cluster, in the worker logs)."""
-
-    def __init__(self, every: float = PROGRESS_SECONDS):
-        self.sentences = Metrics.counter(NAMESPACE, "sentences")
-        self.tokens = Metrics.counter(NAMESPACE, "tokens")
-        self.predicates = Metrics.counter(NAMESPACE, "predicates")
-        self.every = every
-
     def setup(self):
+        self.predictor = self.shared_model.acquire(self._load)
         self.started = self.reported = time.monotonic()
         self.done = 0
 
-    def process(self, labelled: PredictionResult):
-        source, line, sentence = labelled.example
-        result = labelled.inference
-        self.sentences.inc()
-        self.tokens.inc(len(result["tokens"]))
-        self.predicates.inc(len(result["predicates"]))
-        self.done += 1
+    def _lines(self, block: Block, seen: dict):
+        """``label_units``'s units of the block's lines; blank ones are only counted (in ``seen``)."""
+        from data_pipeline.input_limits import MAX_PARAGRAPH_CHARACTERS
+        from data_pipeline.text_lines import text_lines
+
+        with FileSystems.open(block.source) as handle:
+            if block.offset:
+                handle.seek(block.offset)
+            stream = io.BufferedReader(_Stream(handle, size=block.size), 1 << 16)
+            for number, text, skipped in text_lines(stream, MAX_PARAGRAPH_CHARACTERS, blank=True):
+                line = block.first_line + number - 1
+                seen["lines"] += 1
+                if not skipped and "\0" in text:
+                    skipped = "a NUL byte: binary data"
+                if not skipped and not text.strip():
+                    seen["empty"] += 1
+                    continue
+                unit = None if skipped else (text.split() if self.tokenized else text)
+                yield block.source, unit, None, skipped, line
+
+    def process(self, block: Block):
+        from lisa_tf.predictor import label_units
+
+        records_path = shard_path(self.prefix, block.number, block.shards)
+        dead_path = shard_path(f"{self.prefix}-{DEAD}", block.number, block.shards)
+        counts = dict.fromkeys(COUNTERS, 0)
+        with FileSystems.create(records_path + ".tmp") as records, FileSystems.create(dead_path + ".tmp") as dead:
+            def bury(letter: dict) -> None:
+                counts["dead_letters"] += 1
+                dead.write((json.dumps(letter, ensure_ascii=False) + "\n").encode("utf-8"))
+
+            if block.binary:
+                bury(dead_letter(block.source, None, block.binary))
+            units = () if block.binary else self._lines(block, counts)
+            for chunk in label_units(self.predictor, units, self.predicates, CHUNK, failures=True):
+                written = []
+                for (source, _, _, reason, line), results in chunk:
+                    if results is None:
+                        bury(dead_letter(source, line, reason))
+                    for k, result in enumerate(results or [], start=1):
+                        if "skipped" in result:
+                            bury(dead_letter(source, line, result["skipped"]["reason"], k))
+                            continue
+                        counts["sentences"] += 1
+                        counts["tokens"] += len(result["tokens"])
+                        counts["predicates"] += len(result["predicates"])
+                        written.append(json.dumps({"source": source, "line": line, **result}, ensure_ascii=False))
+                records.write("".join(f"{record}\n" for record in written).encode("utf-8"))
+                self._progress(len(written))
+        # both in place in one step each; an earlier run's shard of the same name is replaced
+        FileSystems.rename([records_path + ".tmp", dead_path + ".tmp"], [records_path, dead_path])
+        for name, value in counts.items():
+            if value:
+                self.counters[name].inc(value)
+        yield records_path
+
+    def _progress(self, sentences: int) -> None:
+        self.done += sentences
         now = time.monotonic()
         if now - self.reported >= self.every:
             self.reported = now
             print(f"worker {os.getpid()}: {self.done:,} sentences labelled "
                   f"({self.done / (now - self.started):.1f}/s)", file=sys.stderr, flush=True)
-        yield _sort_key(source, line, sentence), {"source": source, "line": line, **result}
 
 
-class FailedBatch(beam.DoFn):
-    """A batch whose labelling raised (``RunInference``'s failed inferences) → a dead letter per sentence."""
+def build_pipeline(pipeline: beam.Pipeline, pattern: str, labeller: LabelBlock,
+                   block_bytes: int = BLOCK_BYTES) -> None:
+    """Add the corpus-labelling steps (module docstring) to ``pipeline``; ``labeller`` knows the
+    output prefix and the model."""
+    earlier = Metrics.counter(NAMESPACE, "earlier_output")
+    prefix = labeller.prefix
 
-    def __init__(self):
-        self.dead = Metrics.counter(NAMESPACE, "dead_letters")
+    def new_input(metadata) -> bool:
+        if is_output(metadata.path, prefix):
+            earlier.inc()
+            return False
+        return True
 
-    def process(self, failure):
-        batch, (_, error, _) = failure  # Beam's dead-letter form: (element, (type, repr, traceback))
-        for (source, line, sentence), _ in batch:
-            self.dead.inc()
-            yield dead_letter(source, line, f"labelling failed: {error}", sentence)
-
-
-class WriteShard(beam.DoFn):
-    """``(shard, records)`` → ``PREFIX-SSSSS-of-NNNNN.jsonl``, records sorted, written to a temporary
-    file and renamed into place (any Beam file system: local, ``gs://``, ``s3://``, ``hdfs://``)."""
-
-    def __init__(self, prefix: str, shards: int):
-        self.prefix = prefix
-        self.shards = shards
-
-    def process(self, element):
-        shard, records = element
-        lines = [json.dumps(record, ensure_ascii=False) for _, record in sorted(
-            (r for r in records if r is not None), key=lambda item: item[0])]
-        final = shard_path(self.prefix, shard, self.shards)
-        temporary = f"{final}.tmp"
-        with FileSystems.create(temporary) as handle:
-            handle.write("".join(f"{line}\n" for line in lines).encode("utf-8"))
-        FileSystems.rename([temporary], [final])  # replaces an earlier run's shard in one step
-        yield final
-
-
-def shard_path(prefix: str, shard: int, shards: int) -> str:
-    return f"{prefix}-{shard:05d}-of-{shards:05d}.jsonl"
-
-
-class WriteShards(beam.PTransform):
-    """``(sort key, record)`` pairs → ``shards`` JSONL files under ``prefix``, every shard written
-    (an empty one too, so no stale file of an earlier run is left with the same name)."""
-
-    def __init__(self, prefix: str, shards: int):
-        super().__init__()
-        self.prefix = prefix
-        self.shards = shards
-
-    def expand(self, keyed):
-        shards = self.shards
-        every = keyed.pipeline | "EveryShard" >> beam.Create([(i, None) for i in range(shards)])
-        return ((keyed | "ToShard" >> beam.Map(lambda item: (shard_of(item[0][0], item[0][1], shards), item)),
-                 every)
-                | "Both" >> beam.Flatten()
-                | "ByShard" >> beam.GroupByKey()
-                | "Write" >> beam.ParDo(WriteShard(self.prefix, shards)))
-
-
-def build_pipeline(pipeline: beam.Pipeline, pattern: str, output: str, handler: SentenceLabeller,
-                   shards: int, tokenized: bool = False) -> None:
-    """Add the corpus-labelling steps (module docstring) to ``pipeline``."""
-    read = (pipeline
-            | "Pattern" >> beam.Create([pattern])
-            | "Match" >> fileio.MatchAll()
-            | "Open" >> fileio.ReadMatches()
-            | "SpreadFiles" >> beam.Reshuffle()
-            | "Read" >> beam.ParDo(ReadParagraphs()).with_outputs(DEAD, main="lines"))
-    split = (read.lines
-             | "SpreadLines" >> beam.Reshuffle()
-             | "Split" >> beam.ParDo(SplitSentences(handler.max_sentence_tokens, tokenized))
-             .with_outputs(DEAD, "records", main="sentences"))
-    labelled, failed = split.sentences | "Label" >> RunInference(handler).with_exception_handling()
-    records = (labelled | "Record" >> beam.ParDo(ToRecord()), split.records) | "Records" >> beam.Flatten()
-    records | "WriteRecords" >> WriteShards(output, shards)
-    dead = ((read[DEAD], split[DEAD], failed.failed_inferences | "Failed" >> beam.ParDo(FailedBatch()))
-            | "DeadLetters" >> beam.Flatten()
-            | "KeyDead" >> beam.Map(lambda d: (_sort_key(d["source"], d["line"], d.get("sentence")), d)))
-    dead | "WriteDeadLetters" >> WriteShards(f"{output}-dead-letters", 1)
+    (pipeline
+     | "Pattern" >> beam.Create([pattern])
+     | "Match" >> fileio.MatchAll()
+     | "NotOwnOutput" >> beam.Filter(new_input)
+     | "Open" >> fileio.ReadMatches()
+     | "SpreadFiles" >> beam.Reshuffle()
+     | "Plan" >> beam.ParDo(PlanBlocks(block_bytes))
+     | "AllBlocks" >> beam.combiners.ToList()
+     | "Number" >> beam.FlatMap(number_blocks)
+     | "SpreadBlocks" >> beam.Reshuffle()
+     | "Label" >> beam.ParDo(labeller))
 
 
 def counter_values(result) -> dict[str, int]:

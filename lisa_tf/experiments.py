@@ -1,7 +1,8 @@
 """The papers' experiments end to end: ``./run_experiments.sh {open,conll05,conll12}``.
 
 Per dataset: train SA, LISA, DeepAtt-FFN (RNN/CNN with ``--all``) and Selective Connection;
-evaluate each on dev and test with predicted predicates (both scorer conventions) and gold
+every config the plan needs (the models', the parsers') is read and checked before the first
+training starts; evaluate each on dev and test with predicted predicates (both scorer conventions) and gold
 predicates; LISA also with the gold parse and with the paper's "+D&M" parse: without ``--parse-dir``
 the Dozat & Manning parser (:mod:`lisa_tf.models.parser`, ``configs/DATASET/parser.toml``) is trained
 first — on the UD trees shipped beside the open data, on the head-rule conversion of the treebank
@@ -76,6 +77,35 @@ def _config_source(dataset_name: str, key: str) -> tuple[pathlib.Path, list]:
     base = base_key(key)
     return (ROOT / "configs" / dataset_name / f"{base}.toml",
             [f"{k}={v}" for k, v in TWIN_OVERRIDES.get(key[len(base):], {}).items()])
+
+
+def _planned_config(dataset: "Dataset", key: str, quick: bool, extra: Sequence[str]) -> tuple:
+    """The config run ``key`` trains with on ``dataset`` (its file, the dataset's paths, ``quick``'s
+    settings, the twin's and ``extra`` overrides), read and checked as training would
+    (:func:`lisa_tf.config.validate_config`), and how it was made, for the log. A parser learns the
+    UD trees shipped beside the open data, else the head-rule conversion of the treebank's
+    constituency trees (:mod:`data_pipeline.splits`).
+
+    Raises:
+        ConfigError: the config file cannot be read or is not valid; the message names the file.
+    """
+    from lisa_tf.config import ConfigError, load_config, validate_config
+
+    config_path, twin = _config_source(dataset.name, key)
+    overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
+    if base_key(key) == "parser" and dataset.name == "open":
+        base = ROOT / "data" / "propbank-ewt"  # the UD trees of the same sentences
+        overrides = ["data.format=conllu", f"data.train={base / 'train.conllu.gz'}", f"data.dev={base / 'dev.conllu.gz'}"]
+    if quick:
+        overrides += [f"{k}={v}" for k, v in {**QUICK, **(PARSER_QUICK if base_key(key) == "parser" else {})}.items()]
+    name = config_path.relative_to(ROOT)
+    try:
+        config = load_config(config_path, overrides + twin + list(extra))
+        validate_config(config)
+    except ConfigError as error:
+        message = str(error).replace(str(config_path), str(name))
+        raise ConfigError(message if message.startswith(str(name)) else f"{name} (run {key}): {message}") from None
+    return config, " + ".join([str(name), *twin, *extra])
 
 
 class DatasetLayoutError(UserError):
@@ -177,7 +207,6 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
     ``extra`` (``section.key=value``) apply to every model trained, the parsers included, after
     the configs and ``quick``'s settings (``--set``: e.g. fewer steps for a smoke test)."""
     from export.saved_model import export_run
-    from lisa_tf.config import load_config
     from lisa_tf.evaluation.plots import f1_by_length, plot_curves_grid, plot_f1_by_length
     from lisa_tf.training.curves import read_metrics
     from lisa_tf.evaluation.runs import evaluate_runs
@@ -185,7 +214,6 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
 
     dataset = locate(dataset_name, data_dir, parse_dir)
     out = pathlib.Path(out or ROOT / "results" / (dataset_name + ("-quick" if quick else "")))
-    out.mkdir(parents=True, exist_ok=True)
     if models is None:
         models = ["sa", "lisa", "deepatt_ffn", "selective"] + (["deepatt_rnn", "deepatt_cnn"] if all_models else [])
     unknown = [m for m in models if base_key(m) not in NAMES or m == "parser"]
@@ -200,23 +228,22 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
     started = time.time()
     length_series = {}
     twin_parses: dict = {}  # per twin suffix, its parser twin's parse of each split, for LISA's twin
+    # each LISA gets its parser's twin: "lisa" the GloVe parser, "lisa_finetune" the fine-tuned one
+    parsers = ["parser" + s for s in ("", *TWINS) if "lisa" + s in models] if parse_dir is None else []
+    # every config of the plan, read and checked before the first training starts
+    planned = {key: _planned_config(dataset, key, quick, extra) for key in parsers + models}
+    out.mkdir(parents=True, exist_ok=True)
     if parse_dir is None and any(base_key(m) == "lisa" for m in models):
-        # each LISA gets its parser's twin: "lisa" the GloVe parser, "lisa_finetune" the fine-tuned one
         if "lisa" in models:
-            results["parser"], dataset.external_parses = _dm_parses(dataset, splits, out, quick, extra=extra)
+            results["parser"], dataset.external_parses = _dm_parses(dataset, splits, out, quick, planned["parser"])
         dataset.parse_source = results["parse_source"] = "D&M"
         for suffix in (s for s in TWINS if "lisa" + s in models):
             twin = "parser" + suffix
-            results[twin], twin_parses[suffix] = _dm_parses(dataset, splits, out, quick, twin, extra=extra)
+            results[twin], twin_parses[suffix] = _dm_parses(dataset, splits, out, quick, planned[twin], twin)
     for key in models:
         base = base_key(key)
-        config_path, twin = _config_source(dataset_name, key)
-        overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
-        if quick:
-            overrides += [f"{k}={v}" for k, v in QUICK.items()]
-        config = load_config(config_path, overrides + twin + list(extra))
+        config, source = planned[key]
         run_dir = out / "runs" / key
-        source = " + ".join([str(config_path.relative_to(ROOT)), *twin, *extra])
         print(f"== {model_name(key)}: training ({source}) -> {run_dir}", flush=True)
         summary = train(config, run_dir)
         entry = {"name": model_name(key), "run": str(run_dir), "train": summary, "eval": {}}
@@ -299,30 +326,20 @@ def _syntax_heatmap(run_dir: pathlib.Path, dataset: Dataset, png: pathlib.Path) 
                            title="LISA syntax head (predicted parse) vs gold heads (red)")
 
 
-def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, key: str = "parser",
-               extra: Sequence[str] = ()) -> tuple:
+def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, planned: tuple,
+               key: str = "parser") -> tuple:
     """Train the Dozat & Manning parser (run ``OUT/runs/KEY``; ``parser_minilm``, ``parser_finetune``: its
     twins) and parse every split's words into ``OUT/parses/SPLIT.conllu`` (``SPLIT_minilm.conllu``, …), the
     paper's "+D&M" parses. Returns the parser's entry (its training summary and, per split, UAS/LAS/POS
     against the split's gold trees, punctuation excluded, with the parsing time) and the parse file of
     each split."""
     from data_pipeline.splits import read_split
-    from lisa_tf.config import load_config
     from lisa_tf.parse import conllu_lines, parse_scores, parse_sentences
     from lisa_tf.runs import load_run
     from lisa_tf.training.loop import train
 
-    config_path, twin = _config_source(dataset.name, key)
-    if dataset.name == "open":
-        base = ROOT / "data" / "propbank-ewt"  # the UD trees of the same sentences
-        overrides = ["data.format=conllu", f"data.train={base / 'train.conllu.gz'}", f"data.dev={base / 'dev.conllu.gz'}"]
-    else:  # the head-rule conversion of the treebank's constituency trees (data_pipeline.splits)
-        overrides = [f"data.format={dataset.format}", f"data.train={dataset.train}", f"data.dev={dataset.dev}"]
-    if quick:
-        overrides += [f"{k}={v}" for k, v in {**QUICK, **PARSER_QUICK}.items()]
-    config = load_config(config_path, overrides + twin + list(extra))
+    config, source = planned
     run_dir = out / "runs" / key
-    source = " + ".join([str(config_path.relative_to(ROOT)), *twin, *extra])
     print(f"== {model_name(key)}: training ({source}) -> {run_dir}", flush=True)
     entry = {"name": model_name(key), "run": str(run_dir), "train": train(config, run_dir), "eval": {}}
     limit = config.data.max_eval_sentences if quick else 0

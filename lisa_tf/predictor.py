@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-from typing import Iterator, Optional, Sequence, Union
+from typing import Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -437,6 +437,102 @@ class ParserModelError(UserError):
     def __init__(self, path):
         super().__init__(f"{path}: a dependency parser (model.kind = parser), which labels no semantic roles; "
                          f"parse with `python -m lisa_tf parse {path} --input FILE`")
+
+
+def ahead(items, depth: int = 2):
+    """``items`` as they come, produced by a thread that runs up to ``depth`` items ahead: the next
+    chunk is read and tokenised (Python) while the model labels this one (TensorFlow runs without the
+    GIL), so both cores work. An exception in the thread is raised here, where the item was due."""
+    import queue
+    import threading
+
+    slots: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def offer(entry) -> bool:
+        """Queue ``entry`` unless the consumer has stopped; whether it was queued."""
+        while not stop.is_set():
+            try:
+                slots.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce():
+        try:
+            for item in items:
+                if not offer(("item", item)):
+                    return
+            offer(("end", None))
+        except BaseException as error:  # noqa: BLE001 - handed to the consumer, raised there
+            offer(("error", error))
+
+    thread = threading.Thread(target=produce, name="read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = slots.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+
+
+def label_units(predictor: "Predictor", units: Iterable[tuple], predicates: str = "all", chunk: int = 256,
+                failures: bool = False) -> Iterator[list]:
+    """Label a stream of units (paragraphs, or sentences of tokens) ``chunk`` at a time: what
+    ``predict --input`` and ``label-corpus`` run. A thread reads and prepares the next chunk
+    (:func:`ahead`) while the model labels this one, so memory holds two chunks whatever the stream.
+
+    Args:
+        predictor: labels the sentences (:meth:`Predictor.prepare`, :meth:`Predictor.label`).
+        units: ``(source, unit, heads, skipped, line)`` each, read lazily: ``unit`` a paragraph's text,
+            or a list of tokens (one sentence); ``heads`` the sentence's parse or None; ``skipped``
+            None, or why the unit cannot be labelled; ``source`` and ``line`` are the caller's.
+        predicates: ``"all"`` or ``"verbal"`` (:meth:`Predictor.label`).
+        chunk: units per model call.
+        failures: a chunk whose labelling raises gives each of its sentences ``{"skipped": {"reason":
+            "labelling failed: ..."}}`` instead of raising.
+
+    Yields:
+        a list per chunk of ``(unit tuple, results)``: ``results`` None for a skipped unit, ``[]`` for
+        a blank one, else one dict per sentence of the unit, in order (a sentence over the limit as
+        ``{"skipped": {...}}``).
+    """
+    import itertools
+
+    def prepared():
+        stream = iter(units)
+        while True:
+            block = list(itertools.islice(stream, chunk))
+            if not block:
+                return
+            inputs, owners = [], []
+            for k, (_, unit, _, skipped, _) in enumerate(block):
+                if skipped:
+                    continue
+                given = {"tokens": [unit]} if isinstance(unit, list) else {"paragraphs": [unit]}
+                sentences = predictor.prepare(**given, over_limit="skip")
+                inputs += sentences
+                owners += [k] * len(sentences)
+            yield block, inputs, owners
+
+    for block, inputs, owners in ahead(prepared()):
+        parse = [block[k][2] for k in owners] if any(block[k][2] is not None for k in owners) else None
+        try:
+            results = predictor.label(inputs, predicates=predicates, parse=parse) if inputs else []
+        except Exception as error:  # noqa: BLE001 - the caller asked for failures as skipped sentences
+            if not failures:
+                raise
+            results = [{"skipped": {"reason": f"labelling failed: {type(error).__name__}: {error}"}}] * len(inputs)
+        of_unit: dict = {}
+        for k, result in zip(owners, results):
+            of_unit.setdefault(k, []).append(result)
+        yield [(unit, None if unit[3] else of_unit.get(k, [])) for k, unit in enumerate(block)]
 
 
 def load(path: str | os.PathLike | None = None, token_budget: int = 4096,

@@ -143,7 +143,7 @@ def test_the_site_builds_strictly(tmp_path):
     api = (site / "reference" / "api.html").read_text(encoding="utf-8")
     assert 'id="lisa_tf.predictor.load"' in api and "token_budget" in api
     cli = (site / "reference" / "cli.html").read_text(encoding="utf-8")
-    assert "python -m lisa_tf label-corpus" in cli and "--num-shards" in cli  # rendered from the parsers
+    assert "python -m lisa_tf label-corpus" in cli and "--shard-bytes" in cli  # rendered from the parsers
 
 
 def test_python_blocks_run(tmp_path):

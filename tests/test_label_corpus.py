@@ -1,10 +1,13 @@
 """``python -m lisa_tf label-corpus`` (lisa_tf.corpus_labelling): the Beam pipeline writes, on real EWT
 text, the frames ``predict --format jsonl`` writes; the same command writes the same files whatever the
-number of workers; bad input becomes dead letters with reasons, never lost."""
+number of workers, and never reads its own output back; blank lines are counted, not written; bad input
+becomes dead letters with reasons, never lost; an output location that cannot be written is refused
+before any work."""
 
 import gzip
 import json
 import pathlib
+import shutil
 
 import pytest
 
@@ -44,15 +47,28 @@ def corpus(tmp_path_factory):
     return directory
 
 
+def _dead_letters(prefix: pathlib.Path) -> list[dict]:
+    return [json.loads(line) for path in sorted(prefix.parent.glob(prefix.name + "-dead-letters-*-of-*.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def test_frames_equal_predict_and_do_not_depend_on_the_workers(corpus, tmp_path, capsys):
-    two = tmp_path / "two" / "frames"
-    assert main(["label-corpus", "--model", MODEL, "--input", str(corpus / "*.txt*"), "--output", str(two),
-                 "--num-shards", "3", "--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]) == 0
+    """Two workers, then one, over ``DIR/*`` with the output in ``DIR``: the second run reads the text
+    files only (not the first run's shards) and writes the same bytes."""
+    directory = tmp_path / "in"
+    shutil.copytree(corpus, directory)
+    prefix = directory / "frames"
+    command = ["label-corpus", "--model", MODEL, "--input", str(directory / "*"), "--output", str(prefix),
+               "--shard-bytes", "600"]
+    assert main([*command, "--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]) == 0
     report = capsys.readouterr().err
-    records = _records(two)
-    assert sorted(_shards(two)) == [f"frames-0000{k}-of-00003.jsonl" for k in range(3)] + [
-        "frames-dead-letters-00000-of-00001.jsonl"]
-    assert (two.parent / "frames-dead-letters-00000-of-00001.jsonl").read_text() == ""
+    records = _records(prefix)
+    first = _shards(prefix)
+    shards = len([name for name in first if "dead" not in name])
+    assert shards >= 3 and sorted(first) == sorted(
+        [f"frames-{k:05d}-of-{shards:05d}.jsonl" for k in range(shards)]
+        + [f"frames-dead-letters-{k:05d}-of-{shards:05d}.jsonl" for k in range(shards)])
+    assert _dead_letters(prefix) == []
 
     # predict --format jsonl on each file (decompressed: predict reads plain text)
     plain = tmp_path / "b.txt"
@@ -63,27 +79,46 @@ def test_frames_equal_predict_and_do_not_depend_on_the_workers(corpus, tmp_path,
         assert main(["predict", "--model", MODEL, "--input", str(path), "--format", "jsonl", "--out", str(out)]) == 0
         for line in out.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
-            expected.setdefault((name, record["line"]), []).append(record)
+            if record["tokens"]:  # predict writes an empty record for a blank line; label-corpus counts it
+                expected.setdefault((name, record["line"]), []).append(record)
+    # the shards in name order are the records sorted by (file, line)
+    keys = [(r["source"], r["line"]) for r in records]
+    assert keys == sorted(keys)
     got = {}
     for record in records:
         got.setdefault((pathlib.Path(record.pop("source")).name, record["line"]), []).append(record)
     # the same frames; a score (a float32 mean) may move in its last digit with the batch a sentence is in
     assert without_scores(got) == without_scores(expected) and score_difference(got, expected) <= 2e-4
-    assert sum(len(v) for v in got.values()) >= 36 and sum(not r["tokens"] for v in got.values() for r in v) == 2
-    # records of a file stay in order within a shard
-    for path in sorted(two.parent.glob("frames-0*-of-*.jsonl")):
-        keys = [(r["source"], r["line"]) for r in map(json.loads, path.read_text().splitlines())]
-        assert keys == sorted(keys)
+    assert len(got) == 36 and all(r["tokens"] for v in got.values() for r in v)
     counters = _counters(report)
-    assert counters["documents"] == 2 and counters["empty"] == 2 and counters["lines"] == len(got)
-    assert counters["sentences"] == sum(len(v) for v in got.values()) - 2 and counters["dead letters"] == 0
+    assert counters["documents"] == 2 and counters["empty"] == 2 and counters["lines"] == 38
+    assert counters["sentences"] == sum(len(v) for v in got.values()) and counters["dead letters"] == 0
     assert counters["tokens"] == sum(len(r["tokens"]) for v in got.values() for r in v)
+    assert counters["earlier output"] == 0
 
-    # the same command in one process writes the same bytes
-    one = tmp_path / "one" / "frames"
-    assert main(["label-corpus", "--model", MODEL, "--input", str(corpus / "*.txt*"), "--output", str(one),
-                 "--num-shards", "3"]) == 0
-    assert _shards(one) == _shards(two)
+    # the same command again, in one process: the first run's files are not input, the bytes the same
+    assert main(command) == 0
+    counters = _counters(capsys.readouterr().err)
+    assert counters["documents"] == 2 and counters["earlier output"] == 2 * shards and counters["lines"] == 38
+    assert _shards(prefix) == first
+
+
+def test_a_gz_of_newlines_writes_nothing(tmp_path, capsys):
+    """A 200 kB ``.gz`` that expands to 200,000 blank lines around two sentences: two records, the
+    blank lines counted."""
+    texts = texts_of(TEST_TEXT)[:2]
+    directory = tmp_path / "in"
+    directory.mkdir()
+    with gzip.open(directory / "blank.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write("\n" * 100_000 + texts[0] + "\n" + "\n" * 100_000 + texts[1] + "\n")
+    prefix = tmp_path / "out" / "frames"
+    assert main(["label-corpus", "--model", MODEL, "--input", str(directory / "*"), "--output", str(prefix)]) == 0
+    counters = _counters(capsys.readouterr().err)
+    assert counters["empty"] == 200_000 and counters["lines"] == 200_002 and counters["sentences"] >= 2
+    records = _records(prefix)
+    assert [r["line"] for r in records] == sorted(r["line"] for r in records)
+    assert {r["line"] for r in records} == {100_001, 200_002} and all(r["tokens"] for r in records)
+    assert sum(p.stat().st_size for p in prefix.parent.iterdir()) < 20_000
 
 
 def test_poisoned_input_goes_to_dead_letters_and_the_rest_is_written(corpus, tmp_path, capsys):
@@ -97,7 +132,7 @@ def test_poisoned_input_goes_to_dead_letters_and_the_rest_is_written(corpus, tmp
     out = tmp_path / "out" / "frames"
     assert main(["label-corpus", "--model", MODEL, "--input", str(poisoned / "*.txt"), "--output", str(out)]) == 2
     report = capsys.readouterr().err
-    dead = [json.loads(line) for line in (out.parent / "frames-dead-letters-00000-of-00001.jsonl").read_text().splitlines()]
+    dead = _dead_letters(out)
     reasons = {(pathlib.Path(d["source"]).name, d["line"]): d["reason"] for d in dead}
     assert set(reasons) == {("binary.txt", None), ("mixed.txt", 3), ("mixed.txt", 5)}
     assert reasons[("binary.txt", None)].startswith("a binary file (a NUL byte at byte")
@@ -121,14 +156,45 @@ def test_bad_options_are_one_line_errors(corpus, tmp_path, capsys):
     assert capsys.readouterr().err.strip().startswith(f"error: --model {tmp_path / 'missing'}: no such file")
 
 
-@pytest.mark.parametrize("name", ["long.txt", "long.txt.gz"])
-def test_a_file_longer_than_the_binary_probe_is_read_line_for_line(tmp_path, name):
-    """The probe's bytes (lisa_tf.corpus_labelling.BINARY_PROBE) are given back before the rest of the file:
-    every line, the one across the probe's end included, comes out whole and in order."""
-    from apache_beam.io import fileio
-    from apache_beam.io.filesystem import CompressionTypes, FileMetadata
+def test_an_output_under_a_file_is_refused_before_any_work(corpus, tmp_path, capsys):
+    """One line naming the option and the file in the way, exit 2, before Beam or TensorFlow (well
+    under the seconds either takes to import)."""
+    import time
 
-    from lisa_tf.corpus_labelling import BINARY_PROBE, ReadParagraphs
+    (tmp_path / "plain").write_text("a file\n")
+    started = time.perf_counter()
+    assert main(["label-corpus", "--model", MODEL, "--input", str(corpus / "a.txt"),
+                 "--output", str(tmp_path / "plain" / "sub" / "o")]) == 2
+    assert time.perf_counter() - started < 1.0
+    error = capsys.readouterr().err.strip()
+    assert error == (f"error: --output {tmp_path / 'plain' / 'sub' / 'o'}: {tmp_path / 'plain'} is a file, not a "
+                     "directory; expected a prefix under a directory that exists or can be created")
+    assert main(["label-corpus", "--input", str(corpus / "a.txt"), "--output", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().startswith(f"error: --output {tmp_path}: a directory; expected a prefix")
+    # a pattern that matches only an earlier run's output: nothing to label
+    (tmp_path / "o-00000-of-00001.jsonl").write_text("")
+    assert main(["label-corpus", "--input", str(tmp_path / "o-*"), "--output", str(tmp_path / "o")]) == 2
+    assert "matches only the output files of --output" in capsys.readouterr().err
+
+
+def test_own_output_files_are_recognised(tmp_path):
+    from lisa_tf.corpus_labelling import is_output
+
+    prefix = str(tmp_path / "o")
+    for name in ("o-00000-of-00004.jsonl", "o-dead-letters-00003-of-00004.jsonl", "o-00001-of-00004.jsonl.tmp",
+                 "o-123456-of-200000.jsonl"):
+        assert is_output(str(tmp_path / name), prefix), name
+    for name in ("o.txt", "o-notes.jsonl", "other-00000-of-00004.jsonl", "o-00000-of-00004.jsonl.gz"):
+        assert not is_output(str(tmp_path / name), prefix), name
+    assert is_output("o-00000-of-00001.jsonl", str(pathlib.Path.cwd() / "o"))  # relative and absolute alike
+
+
+@pytest.mark.parametrize("name", ["long.txt", "long.txt.gz"])
+def test_blocks_cover_the_file_line_for_line(tmp_path, name):
+    """A file longer than the binary probe (lisa_tf.corpus_labelling.BINARY_PROBE), cut into blocks of
+    about 2 kB at line ends: each block holds whole lines, and the blocks' lines, read as the workers
+    read them, are the file's lines in order with their numbers; the plan is the same every time."""
+    from lisa_tf.corpus_labelling import BINARY_PROBE, LabelBlock, plan_blocks
 
     texts = texts_of(TEST_TEXT)[:300]
     body = "\n".join(texts) + "\n"
@@ -137,6 +203,21 @@ def test_a_file_longer_than_the_binary_probe_is_read_line_for_line(tmp_path, nam
     opener = gzip.open if name.endswith(".gz") else open
     with opener(path, "wt", encoding="utf-8") as handle:
         handle.write(body)
-    readable = fileio.ReadableFile(FileMetadata(str(path), path.stat().st_size), CompressionTypes.AUTO)
-    read = list(ReadParagraphs().process(readable))
-    assert [(line, text) for _, line, text in read] == list(enumerate(texts, start=1))
+
+    def plan():
+        with opener(path, "rb") as handle:
+            return plan_blocks(handle, str(path), 2048)
+
+    blocks = plan()
+    assert blocks == plan() and len(blocks) > 5
+    assert [b.offset for b in blocks] == [0] + [b.offset + b.size for b in blocks[:-1]]
+    assert blocks[-1].offset + blocks[-1].size == len(body.encode("utf-8"))
+    longest = max(len(t.encode("utf-8")) for t in texts) + 1
+    assert all(2048 <= b.size < 2048 + longest for b in blocks[:-1])
+    reader = LabelBlock(str(tmp_path / "o"), "unused", 1, 1)
+    read = []
+    for block in blocks:
+        counts = {"lines": 0, "empty": 0}
+        read += [(line, text) for _, text, _, _, line in reader._lines(block, counts)]
+        assert counts["lines"] == body.encode("utf-8")[block.offset:block.offset + block.size].count(b"\n")
+    assert read == list(enumerate(texts, start=1))

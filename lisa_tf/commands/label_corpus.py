@@ -10,6 +10,9 @@ option. The steps, outputs and counters: :mod:`lisa_tf.corpus_labelling`.
 HELP = "label text files of any size with an Apache Beam pipeline: sharded JSONL frames and dead letters"
 #: Options this command does not define are Beam's pipeline options.
 PASSTHROUGH = "pipeline_args"
+#: The model is loaded by the workers (lisa_tf.corpus_labelling.LabelBlock), which import TensorFlow
+#: themselves: the command's own checks come first, in seconds.
+TENSORFLOW = False
 
 from data_pipeline.errors import UserError  # noqa: E402
 from lisa_tf.commands._text_input import positive_int  # noqa: E402
@@ -21,7 +24,8 @@ def add_arguments(parser):
                              "paragraph per line as predict --input (.gz and .bz2 are decompressed)")
     parser.add_argument("--output", required=True, metavar="PREFIX",
                         help="writes PREFIX-SSSSS-of-NNNNN.jsonl (one predict --format jsonl record per sentence, "
-                             "with its \"source\" file) and PREFIX-dead-letters-00000-of-00001.jsonl")
+                             "with its \"source\" file; blank lines are counted, not written) and "
+                             "PREFIX-dead-letters-SSSSS-of-NNNNN.jsonl; files of this name are never read as input")
     parser.add_argument("--model", default="srl",
                         help="a shipped model's name (default: srl), a packaged model, run directory, .keras file or "
                              "export, readable where the workers run")
@@ -30,9 +34,9 @@ def add_arguments(parser):
     parser.add_argument("--tokenized", action="store_true", help="input lines are sentences of space-separated tokens")
     parser.add_argument("--predicates", choices=("all", "verbal"), default="all",
                         help="all (default): every predicate the model finds; verbal: verb frames only (as predict)")
-    parser.add_argument("--num-shards", type=positive_int, default=4,
-                        help="output shards (default 4); a shard's records are sorted in one worker's memory, so "
-                             "give a large corpus more shards")
+    parser.add_argument("--shard-bytes", type=positive_int, default=1 << 20,
+                        help="bytes of input text (decompressed) per output shard, cut at a line end (default "
+                             "1048576): a shard is labelled and written by one worker, as its records come")
     parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="most tokens per model batch")
     parser.add_argument("--max-sentence-tokens", type=positive_int, default=None,
                         help="longest sentence to label (default: the model's longest training sentence, as predict "
@@ -54,14 +58,37 @@ def _pipeline_options(runner: str, flags: list):
     return options
 
 
+def check_output(prefix: str) -> None:
+    """Refuse an ``--output`` prefix whose files cannot be written (a local path: a file where a
+    directory is needed, a directory that cannot be written, or a prefix that names a directory), in
+    plain Python before Beam or TensorFlow is imported. Another file system's path (``gs://``, …) is
+    left to Beam."""
+    import os
+
+    if "://" in prefix:
+        return
+    if prefix.endswith(("/", os.sep)) or os.path.isdir(prefix):
+        raise UserError(f"--output {prefix}: a directory; expected a prefix for the output files in it, e.g. "
+                        f"{os.path.join(prefix, 'frames')}")
+    directory = os.path.dirname(os.path.abspath(prefix))
+    while not os.path.exists(directory):  # created by the pipeline; what exists must be a directory
+        directory = os.path.dirname(directory)
+    if not os.path.isdir(directory):
+        raise UserError(f"--output {prefix}: {directory} is a file, not a directory; expected a prefix under a "
+                        "directory that exists or can be created")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UserError(f"--output {prefix}: cannot write in {directory}; expected a writable directory")
+
+
 def run(args) -> int:
     import sys
     import time
 
+    check_output(args.output)
     from data_pipeline.input_limits import model_max_tokens_per_sentence
     # first: it quiets Beam's import-time warnings
-    from lisa_tf.corpus_labelling import (COUNTERS, FileSystems, SentenceLabeller, beam, build_pipeline, counter_values,
-                                          shard_path)
+    from lisa_tf.corpus_labelling import (COUNTERS, FileSystems, LabelBlock, beam, build_pipeline, counter_values,
+                                          is_output, shard_path)
     from lisa_tf.native_logs import BEAM_WORKER_NOISE, filtered_stderr
     from lisa_tf.packaging import model_path
 
@@ -76,13 +103,16 @@ def run(args) -> int:
         raise UserError(f"--input {args.input}: {error}") from None
     if not matched:
         raise UserError(f"--input {args.input}: no file matches; expected a file or a glob of text files")
+    if all(is_output(m.path, args.output) for m in matched):
+        raise UserError(f"--input {args.input}: matches only the output files of --output {args.output} (never read "
+                        "as input); expected text files")
     limit = args.max_sentence_tokens or model_max_tokens_per_sentence(model)
     options = _pipeline_options(args.runner, list(getattr(args, PASSTHROUGH, None) or []))
-    handler = SentenceLabeller(str(model.resolve()), args.batch_tokens, limit, args.predicates)
+    labeller = LabelBlock(args.output, str(model.resolve()), args.batch_tokens, limit, args.predicates, args.tokenized)
     print(f"labelling {args.input} with {model} on the {args.runner} -> {args.output}-*.jsonl", file=sys.stderr)
     started = time.perf_counter()
     pipeline = beam.Pipeline(options=options)
-    build_pipeline(pipeline, args.input, args.output, handler, args.num_shards, args.tokenized)
+    build_pipeline(pipeline, args.input, labeller, args.shard_bytes)
     with filtered_stderr(BEAM_WORKER_NOISE):  # local workers write to this process's standard error
         result = pipeline.run()
         result.wait_until_finish()
@@ -92,6 +122,7 @@ def run(args) -> int:
     for name in COUNTERS:
         print(f"  {name.replace('_', ' '):<{width}}  {counts[name]:>10,}", file=sys.stderr)
     print(f"{counts['tokens'] / seconds if seconds else 0:.0f} tokens/s in {seconds:.1f} s; records: "
-          f"{shard_path(args.output, 0, args.num_shards).replace('-00000-', '-*-')}, dead letters: "
-          f"{shard_path(args.output + '-dead-letters', 0, 1)}", file=sys.stderr)
+          f"{shard_path(args.output, 0, 0).replace('-00000-of-00000', '-*-of-*')}, dead letters: "
+          f"{shard_path(args.output + '-dead-letters', 0, 0).replace('-00000-of-00000', '-*-of-*')}; blank lines "
+          "are counted (empty), not written", file=sys.stderr)
     return 2 if counts["dead_letters"] else 0

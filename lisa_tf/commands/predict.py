@@ -177,56 +177,12 @@ def _read_share(opened: list, size: int):
     return 1.0 if opened[0].closed else opened[0].tell() / size
 
 
-def ahead(items, depth: int = 2):
-    """``items`` as they come, produced by a thread that runs up to ``depth`` items ahead: the next
-    chunk is read and tokenised (Python) while the model labels this one (TensorFlow runs without the
-    GIL), so both cores work. An exception in the thread is raised here, where the item was due."""
-    import queue
-    import threading
-
-    slots: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def offer(entry) -> bool:
-        """Queue ``entry`` unless the consumer has stopped; whether it was queued."""
-        while not stop.is_set():
-            try:
-                slots.put(entry, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce():
-        try:
-            for item in items:
-                if not offer(("item", item)):
-                    return
-            offer(("end", None))
-        except BaseException as error:  # noqa: BLE001 - handed to the consumer, raised there
-            offer(("error", error))
-
-    thread = threading.Thread(target=produce, name="predict-read-ahead", daemon=True)
-    thread.start()
-    try:
-        while True:
-            kind, value = slots.get()
-            if kind == "end":
-                return
-            if kind == "error":
-                raise value
-            yield value
-    finally:
-        stop.set()
-
-
 def run(args) -> int:
-    import itertools
     import os
     import sys
     import time
 
-    from lisa_tf.predictor import load
+    from lisa_tf.predictor import label_units, load
 
     _split_model(args)
     try:
@@ -249,26 +205,6 @@ def run(args) -> int:
     size = os.path.getsize(args.input) if args.input and args.input != "-" and os.path.isfile(args.input) else 0
     started = time.perf_counter()
 
-    def prepared():
-        """Chunks of units, with their sentences prepared for the model (read, split, tokenised) and
-        the unit each sentence comes from."""
-        units = _units(args, opened)
-        while True:
-            chunk = list(itertools.islice(units, CHUNK))
-            if not chunk:
-                return
-            inputs, owners = [], []
-            for k, (_, unit, _, reason, _) in enumerate(chunk):
-                if reason:
-                    continue
-                if args.parse or args.tokenized:
-                    sentences = predictor.prepare(tokens=[unit], over_limit="skip")
-                else:
-                    sentences = predictor.prepare(paragraphs=[unit], over_limit="skip")
-                inputs += sentences
-                owners += [k] * len(sentences)
-            yield chunk, inputs, owners
-
     def write(result, line):
         counts["sentences"] += 1
         counts["tokens"] += len(result["tokens"])
@@ -277,18 +213,13 @@ def run(args) -> int:
         _write({"line": line, **result}, args.format, out)
 
     try:
-        for chunk, inputs, owners in ahead(prepared()):
-            results = predictor.label(inputs, predicates=args.predicates,
-                                      parse=[chunk[k][2] for k in owners] if args.parse else None) if inputs else []
-            of_unit: dict = {}
-            for k, result in zip(owners, results):
-                of_unit.setdefault(k, []).append(result)
-            for k, (source, unit, _, reason, line) in enumerate(chunk):
-                if reason:
+        for chunk in label_units(predictor, _units(args, opened), args.predicates, CHUNK):
+            for (source, unit, _, reason, line), results in chunk:
+                if results is None:
                     skip(source, reason)
-                elif k not in of_unit:  # a blank line: an empty record keeps the output aligned with the input
+                elif not results:  # a blank line: an empty record keeps the output aligned with the input
                     write({"text": "", "tokens": [], "predicates": []}, line)
-                for result in of_unit.get(k, []):
+                for result in results or []:
                     if "skipped" in result:  # reported and counted, not written
                         skip(source, result["skipped"]["reason"])
                     else:
