@@ -26,6 +26,7 @@ import os
 import pathlib
 from typing import Optional
 
+from data_pipeline.version_names import parse_version
 from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS
 
 #: The environment variable naming the cache directory.
@@ -71,3 +72,22 @@ def cached_export(package: str | os.PathLike) -> Optional[pathlib.Path]:
     """The cached export's version directory when it has been built, else None."""
     version = export_base(package) / "1"
     return version if (version / "saved_model.pb").exists() else None
+
+
+def latest_version(path: str | os.PathLike) -> pathlib.Path:
+    """The SavedModel export at ``path``: the version directory itself, or the highest numbered version
+    directory of a base path that holds a ``saved_model.pb`` (no TensorFlow needed to find it).
+
+    Raises:
+        FileNotFoundError: ``path`` holds no export (the message says what a model path may be).
+    """
+    path = pathlib.Path(path)
+    if (path / "saved_model.pb").exists():
+        return path
+    versions = sorted((parse_version(p.name), p) for p in path.iterdir()
+                      if parse_version(p.name) is not None and (p / "saved_model.pb").exists()) if path.is_dir() else []
+    if not versions:
+        raise FileNotFoundError(
+            f"{path}: not a run directory ({KERAS_FILE}), a .keras file or a SavedModel export (saved_model.pb)"
+        )
+    return versions[-1][1]
