@@ -2,9 +2,9 @@
 
 A shipped model is one artifact in ``models/NAME`` (``model.keras``, its card, and its run's request
 limits in ``assets/``). The TensorFlow Serving version directory is a build product of it:
-``python -m lisa_tf export --model NAME --out DIR/NAME/1`` writes one where asked, and ``serve``
-builds one on its first start into this cache, which later starts reuse (``predict`` labels through it
-when it is there, and through the ``.keras`` file otherwise)::
+``python -m lisa_tf export --model NAME --out DIR/NAME/1`` writes one where asked, and ``predict`` and
+``serve`` build one on their first start into this cache, which later starts reuse (``lisa_tf.load(...,
+prefer_export=True)`` labels through it when it is there, and through the ``.keras`` file otherwise)::
 
     $LISA_TF_CACHE/exports/NAME-KEY/1/      (default cache: $XDG_CACHE_HOME/lisa_tf, else ~/.cache/lisa_tf)
 
@@ -26,11 +26,20 @@ import os
 import pathlib
 from typing import Optional
 
+from data_pipeline.errors import UserError
 from data_pipeline.version_names import parse_version
 from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS
 
 #: The environment variable naming the cache directory.
 CACHE_ENV = "LISA_TF_CACHE"
+
+
+class ExportCacheError(UserError):
+    """The cache directory cannot be used (names it, why, and :data:`CACHE_ENV`)."""
+
+    def __init__(self, directory: pathlib.Path, error: OSError):
+        super().__init__(f"export cache {directory}: {error.strerror or error}; expected a writable directory "
+                         f"(set {CACHE_ENV} to one)")
 
 
 def cache_directory() -> pathlib.Path:
@@ -48,12 +57,14 @@ def _code_files() -> list[pathlib.Path]:
 
 
 def package_key(package: str | os.PathLike) -> str:
-    """16 hex digits of the SHA-256 of the package's model file, its assets and the code that exports it."""
+    """16 hex digits of the SHA-256 of the package's model file, its assets (the files under
+    ``assets/``, subdirectories included) and the code that exports it."""
     package = pathlib.Path(package)
     digest = hashlib.sha256()
     for path in _code_files():
         digest.update(path.read_bytes())
-    files = [package / KERAS_FILE] + sorted((package / PACKAGE_ASSETS).glob("*"))
+    # the files of assets/ at any depth (a subdirectory's files count, not the directory itself)
+    files = [package / KERAS_FILE] + sorted(p for p in (package / PACKAGE_ASSETS).rglob("*") if p.is_file())
     for path in files:
         digest.update(f"{path.relative_to(package)}\n".encode())
         with open(path, "rb") as handle:

@@ -248,3 +248,9 @@ def test_a_keras_file_missing_a_part_or_a_damaged_weights_file_is_one_line(capsy
     best.write_bytes(best.read_bytes()[:100])
     line = one_error(capsys, ["evaluate", "--run", run, "--data", EWT / "train.gold_conll.gz", "--limit", "2"])
     assert line.startswith(f"error: {best}: not a readable weights file (")
+
+
+@pytest.mark.parametrize("out", ["/proc/lisa_tf_run", "/proc/self/lisa_tf_run/x"])
+def test_train_into_a_place_that_cannot_be_written_is_one_line(capsys, out):
+    line = one_error(capsys, ["train", "--config", OPEN_LISA, "--out", out, "train.max_steps=1"])
+    assert line.startswith(f"error: --out {out}: cannot be written (")

@@ -121,6 +121,26 @@ def check(args) -> None:
     check_creatable(args.out, "--out")
 
 
+def _export_cache(model) -> None:
+    """A packaged model is labelled through its SavedModel export, which starts without Keras or
+    tracing: built into the cache on the first ``predict`` (or ``serve``), reused from then on
+    (:mod:`lisa_tf.export_cache`). A cache that cannot be written leaves the ``.keras`` model to label,
+    with a warning."""
+    import sys
+
+    from lisa_tf.export_cache import ExportCacheError
+    from lisa_tf.packaging import is_package
+
+    if not is_package(model):
+        return
+    from export.cache_build import build_export
+
+    try:
+        build_export(model, report=lambda line: print(line, file=sys.stderr, flush=True))
+    except ExportCacheError as error:
+        print(f"warning: {error}; labelling with {model} without it (a slower start)", file=sys.stderr)
+
+
 def _write(result, fmt, out):
     import json
 
@@ -240,6 +260,7 @@ def run(args) -> int:
     from lisa_tf.predictor import load
 
     check(args)
+    _export_cache(check_model(args.model))
     try:
         predictor = load(args.model, token_budget=args.batch_tokens, max_sentence_tokens=args.max_sentence_tokens,
                          prefer_export=True)

@@ -22,9 +22,10 @@ def checked_config(config_path, overrides, out, init=None):
 
     Raises:
         UserError: no ``--config`` for a new run, an invalid config, ``out`` not a directory, or a run
-            of another model in ``out``.
+            of another model in ``out``, or ``out`` cannot be created or written (it is created last).
     """
     import pathlib
+    import tempfile
 
     from data_pipeline.errors import UserError
     from lisa_tf.config import load_config, validate_config
@@ -51,6 +52,13 @@ def checked_config(config_path, overrides, out, init=None):
         raise UserError(f"--config is required for a new run ({saved} does not exist)")
     validate_config(config)
     check_same_model(config, out)
+    try:  # last: a config refused above leaves nothing behind
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        raise RunError(f"--out {out}: cannot be written ({error.strerror or error}); expected a run directory in a "
+                       "writable location") from None
     return config
 
 
