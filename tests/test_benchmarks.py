@@ -154,3 +154,16 @@ def test_label_corpus_benchmark_compares_with_predict_on_a_tiny_input(tmp_path):
     assert all(p["tokens_per_s"] > 0 and p["tokens"] == record["paths"]["predict_input"]["tokens"]
                for p in record["paths"].values())
     assert "| label-corpus, DirectRunner, 2 workers |" in done.stdout
+
+
+def test_cli_start_benchmark_runs_on_a_tiny_model(lisa_run, tmp_path):
+    """``benchmarks/cli_start.py`` with the tiny LISA run, one run of each figure: every figure is
+    measured and the targets are judged."""
+    out = tmp_path / "cli_start.json"
+    done = subprocess.run([sys.executable, "benchmarks/cli_start.py", "--model", str(lisa_run), "--runs", "1",
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    for name in ("error_missing_input", "error_missing_model", "import_tensorflow", "predict_first", "predict_second"):
+        assert report[name]["runs"] == 1 and report[name]["median_s"] > 0
+    assert len(report["targets"]) == 2 and "second predict" in done.stdout
