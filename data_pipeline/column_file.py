@@ -54,6 +54,12 @@ def natural_number(cell: str) -> Optional[int]:
     return int(cell) if cell.isascii() and cell.isdigit() else None
 
 
+def dependency_labels(cells: Sequence[str]) -> Optional[list[str]]:
+    """A tree's dependency-label cells, or ``None`` when every one is ``_``: heads without labels,
+    which have no LAS to score (it is "n/a", not 0)."""
+    return None if all(cell == "_" for cell in cells) else list(cells)
+
+
 def sentence_width(rows: Sequence[Sequence[str]], path: str, first_line: int, columns: str = "columns") -> int:
     """The number of cells of a sentence's rows (row ``i`` on line ``first_line + i``).
 

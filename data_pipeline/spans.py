@@ -68,6 +68,26 @@ def brackets_to_spans(
     return spans
 
 
+def predicate_spans(
+    column: Sequence[str],
+    path: Optional[str] = None,
+    first_line: Optional[int] = None,
+) -> list[Span]:
+    """:func:`brackets_to_spans` of one predicate's column, which marks its predicate once: at most
+    one ``V`` phrase (``(V*)``, or ``(V*`` … ``*)`` over several tokens).
+
+    Raises:
+        DataFormatError: as :func:`brackets_to_spans`, or a second ``V`` phrase (at its line).
+    """
+    spans = brackets_to_spans(column, path, first_line)
+    verbs = [span for span in spans if span.label == "V"]
+    if len(verbs) > 1:
+        line = None if first_line is None else first_line + verbs[1].start
+        raise DataFormatError(path, line, f"a second (V*) in the predicate's column (tokens {verbs[0].start + 1} and "
+                                          f"{verbs[1].start + 1}); expected one V phrase per column: its predicate")
+    return spans
+
+
 def spans_to_brackets(spans: Iterable[Span], length: int) -> list[str]:
     """Write spans as a bracket column of ``length`` cells (inverse of :func:`brackets_to_spans`)."""
     opens: list[list[Span]] = [[] for _ in range(length)]

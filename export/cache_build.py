@@ -11,7 +11,7 @@ import pathlib
 from typing import Callable, Iterator
 
 from export.saved_model import export_package
-from lisa_tf.export_cache import export_base
+from lisa_tf.export_cache import ExportCacheError, export_base
 
 
 @contextlib.contextmanager
@@ -28,10 +28,17 @@ def locked(path: pathlib.Path) -> Iterator[None]:
 
 def build_export(package: str | os.PathLike, report: Callable[[str], None] = print) -> pathlib.Path:
     """The cached export's base path, built first when it is missing (``report`` says so: it takes a
-    while, once)."""
+    while, once).
+
+    Raises:
+        ExportCacheError: the cache directory cannot be created, locked or written.
+    """
     base = export_base(package)
-    with locked(base.with_name(f".{base.name}.lock")):
-        if not (base / "1" / "saved_model.pb").exists():
-            report(f"building the SavedModel export of {package} into {base} (once; later starts reuse it)")
-            export_package(package, base / "1")
+    try:
+        with locked(base.with_name(f".{base.name}.lock")):
+            if not (base / "1" / "saved_model.pb").exists():
+                report(f"building the SavedModel export of {package} into {base} (once; later starts reuse it)")
+                export_package(package, base / "1")
+    except OSError as error:
+        raise ExportCacheError(base.parent, error) from None
     return base

@@ -7,7 +7,13 @@ model and layer with ``keras.saving``, so ``keras.saving.load_model("model.keras
 
 __version__ = "0.1.0"
 
+import os as _os
 import sys as _sys
+
+# TensorFlow's C++ info and warning lines are not the user's to act on (before TensorFlow is imported,
+# by this package or a command; a value the user set is kept). See lisa_tf.native_logs for the lines
+# this level does not reach.
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
 def load(path=None, token_budget: int = 4096, max_sentence_tokens=None):

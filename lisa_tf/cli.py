@@ -34,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(module_name)
         command = sub.add_parser(name, help=module.HELP, description=module.HELP, allow_abbrev=False)
         module.add_arguments(command)
-        command.set_defaults(_run=module.run, _tensorflow=getattr(module, "TENSORFLOW", True),
+        command.set_defaults(_run=module.run, _check=getattr(module, "check", None),
+                             _tensorflow=getattr(module, "TENSORFLOW", True),
                              _intermixed=getattr(module, "INTERMIXED", None),
                              _passthrough=getattr(module, "PASSTHROUGH", None))
     return parser
@@ -62,9 +63,11 @@ def parse_arguments(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_arguments(argv)
-    if args._tensorflow:
-        import_tensorflow()
     try:
+        if args._check is not None:  # paths, names and formats: before TensorFlow and the model load
+            args._check(args)
+        if args._tensorflow:
+            import_tensorflow()
         return int(args._run(args) or 0)
     except UserError as error:
         # Bad input, config, flag or run directory is the user's to fix: one clear line, no traceback.

@@ -2,9 +2,9 @@
 
 A shipped model is one artifact in ``models/NAME`` (``model.keras``, its card, and its run's request
 limits in ``assets/``). The TensorFlow Serving version directory is a build product of it:
-``python -m lisa_tf export --model NAME --out DIR/NAME/1`` writes one where asked, and ``serve``
-builds one on its first start into this cache, which later starts reuse (``predict`` labels through it
-when it is there, and through the ``.keras`` file otherwise)::
+``python -m lisa_tf export --model NAME --out DIR/NAME/1`` writes one where asked, and ``predict`` and
+``serve`` build one on their first start into this cache, which later starts reuse (``lisa_tf.load(...,
+prefer_export=True)`` labels through it when it is there, and through the ``.keras`` file otherwise)::
 
     $LISA_TF_CACHE/exports/NAME-KEY/1/      (default cache: $XDG_CACHE_HOME/lisa_tf, else ~/.cache/lisa_tf)
 
@@ -26,10 +26,20 @@ import os
 import pathlib
 from typing import Optional
 
+from data_pipeline.errors import UserError
+from data_pipeline.version_names import parse_version
 from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS
 
 #: The environment variable naming the cache directory.
 CACHE_ENV = "LISA_TF_CACHE"
+
+
+class ExportCacheError(UserError):
+    """The cache directory cannot be used (names it, why, and :data:`CACHE_ENV`)."""
+
+    def __init__(self, directory: pathlib.Path, error: OSError):
+        super().__init__(f"export cache {directory}: {error.strerror or error}; expected a writable directory "
+                         f"(set {CACHE_ENV} to one)")
 
 
 def cache_directory() -> pathlib.Path:
@@ -47,12 +57,14 @@ def _code_files() -> list[pathlib.Path]:
 
 
 def package_key(package: str | os.PathLike) -> str:
-    """16 hex digits of the SHA-256 of the package's model file, its assets and the code that exports it."""
+    """16 hex digits of the SHA-256 of the package's model file, its assets (the files under
+    ``assets/``, subdirectories included) and the code that exports it."""
     package = pathlib.Path(package)
     digest = hashlib.sha256()
     for path in _code_files():
         digest.update(path.read_bytes())
-    files = [package / KERAS_FILE] + sorted((package / PACKAGE_ASSETS).glob("*"))
+    # the files of assets/ at any depth (a subdirectory's files count, not the directory itself)
+    files = [package / KERAS_FILE] + sorted(p for p in (package / PACKAGE_ASSETS).rglob("*") if p.is_file())
     for path in files:
         digest.update(f"{path.relative_to(package)}\n".encode())
         with open(path, "rb") as handle:
@@ -71,3 +83,22 @@ def cached_export(package: str | os.PathLike) -> Optional[pathlib.Path]:
     """The cached export's version directory when it has been built, else None."""
     version = export_base(package) / "1"
     return version if (version / "saved_model.pb").exists() else None
+
+
+def latest_version(path: str | os.PathLike) -> pathlib.Path:
+    """The SavedModel export at ``path``: the version directory itself, or the highest numbered version
+    directory of a base path that holds a ``saved_model.pb`` (no TensorFlow needed to find it).
+
+    Raises:
+        FileNotFoundError: ``path`` holds no export (the message says what a model path may be).
+    """
+    path = pathlib.Path(path)
+    if (path / "saved_model.pb").exists():
+        return path
+    versions = sorted((parse_version(p.name), p) for p in path.iterdir()
+                      if parse_version(p.name) is not None and (p / "saved_model.pb").exists()) if path.is_dir() else []
+    if not versions:
+        raise FileNotFoundError(
+            f"{path}: not a run directory ({KERAS_FILE}), a .keras file or a SavedModel export (saved_model.pb)"
+        )
+    return versions[-1][1]

@@ -2,11 +2,16 @@
 
 TensorFlow's C++ runtime logs through absl before absl's logging is initialised, so
 ``TF_CPP_MIN_LOG_LEVEL`` does not reach these lines: the oneDNN and CPU-instruction notes, "Could not
-find cuda drivers" and, on a machine without a GPU, ``failed call to cuInit``.
+find cuda drivers" and, on a machine without a GPU, ``failed call to cuInit``. Nor does it reach
+oneDNN's error-level note on a CPU without AVX-512 (``E0000 … oneDNN supports DT_INT32 only on
+platforms with AVX-512. Falling back to the default Eigen-based implementation``), logged once per
+process when the first graph holds an op oneDNN lacks a kernel for: a user reads it as a failure.
 :func:`import_tensorflow` imports TensorFlow (not Keras: a command that labels through a SavedModel
-never needs it, and it costs a second to import) and probes the devices (where the cuInit
-line comes from) with the process's stderr (file descriptor 2) sent to a temporary file, then writes
-back every captured line except those: any other error still reaches the user.
+never needs it, and it costs a second to import), probes the devices (where the cuInit line comes
+from) and runs a one-op int32 graph (where the oneDNN note comes from, so it is not logged again)
+with the process's stderr (file descriptor 2) sent to a temporary file, then writes back every
+captured line except those: any other error still reaches the user. ``import lisa_tf`` sets
+``TF_CPP_MIN_LOG_LEVEL`` to 2 (info and warning lines off) unless it is set.
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ import sys
 import tempfile
 
 #: start-up lines dropped: absl info/warning lines (``I0000 …``, ``W0000 …``), absl's own notice, the
-#: second line of the CPU-instruction note
+#: second line of the CPU-instruction note, oneDNN's note on kernels it lacks (int32, bool)
 _NOISE = re.compile(
     r"^([IW]\d{4} [\d:.]+ +\d+ \S+:\d+\] "
     r"|WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
-    r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags\.)"
+    r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags\."
+    r"|E\d{4} [\d:.]+ +\d+ util\.cc:\d+\] oneDNN supports DT_\w+ only)"
 )
 #: the GPU probe's error on a machine without a GPU driver
 _NO_GPU = re.compile(r"^E\d{4} .*(cuInit|cuda_platform|CUDA error)")
@@ -56,6 +62,9 @@ def import_tensorflow() -> None:
             import tensorflow as tf
 
             gpus = len(tf.config.list_physical_devices("GPU"))
+            # oneDNN's note on the kernels it lacks is logged once per process, by the first graph
+            # that needs one (an int32 transpose does): here, where it is captured
+            tf.function(tf.transpose)(tf.zeros([2, 2], tf.int32))
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
@@ -77,15 +86,14 @@ _RUNNER_FLAGS = r"\[(\\?'--(direct_runner_use_stacked_bundle|pipeline_type_check
 #: Lines of Beam's local worker processes a user cannot act on: their start-up notes (INFO lines, the
 #: optional BigQuery client, the cache directory DirectRunner workers do not have, the runner's own flags
 #: passed on to the workers), those notes relayed by the job service, TensorFlow's start-up lines in
-#: each worker (:data:`_NOISE`, the GPU probe) and oneDNN's notes on kernels it lacks (int32, bool).
+#: each worker (:data:`_NOISE`: oneDNN's notes on kernels it lacks among them; the GPU probe).
 BEAM_WORKER_NOISE = re.compile(
     r"^(INFO:"
     r"|WARNING:root:(" + "|".join(re.escape(m) for m in BEAM_IMPORT_NOISE) + ")"
     r"|WARNING:__main__:No semi_persistent_directory found"
     r"|WARNING:apache_beam\.options\.pipeline_options:Discarding unparseable args: " + _RUNNER_FLAGS +
     r"|WARNING:apache_beam\.runners\.portability\.local_job_service:Worker: severity: WARN .*"
-    r"(semi_persistent_directory|Discarding unparseable args: " + _RUNNER_FLAGS + ")"
-    r"|E\d{4} [\d:.]+ +\d+ util\.cc:\d+\] oneDNN supports DT_\w+ only)"
+    r"(semi_persistent_directory|Discarding unparseable args: " + _RUNNER_FLAGS + "))"
 )
 
 

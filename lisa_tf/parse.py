@@ -124,12 +124,12 @@ def conllu_lines(sentences: Iterable[Sentence]) -> Iterable[str]:
 def parse_scores(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> dict:
     """Dev scores of a parser run, in the keys the training loop records: ``uas``, ``las``, ``pos`` and
     ``upos`` (percent, punctuation excluded from UAS/LAS; a tag accuracy when both sides have the
-    tags), and ``precision`` = ``recall`` = ``f1`` = LAS — with
+    tags; LAS ``None`` when a side has no labels), and ``precision`` = ``recall`` = ``f1`` = LAS — with
     exactly one head per token, labelled-arc precision and recall both equal LAS — so the best dev
-    weights are those of the best LAS."""
+    weights are those of the best LAS (of UAS without labels)."""
     labelled = all(s.dep_labels is not None for s in gold) and all(s.dep_labels is not None for s in predicted)
     attachment = attachment_scores(gold, predicted, labelled=labelled)
-    scores = {"uas": attachment.uas, "las": attachment.las}
+    scores = {"uas": attachment.uas, "las": attachment.las if labelled else None}  # None: no labels to score
     for layer in ("pos", "upos"):
         if all(getattr(s, layer) is not None for s in [*gold, *predicted]):
             scores[layer] = pos_accuracy(gold, predicted, layer).accuracy

@@ -45,7 +45,7 @@ from data_pipeline.input_limits import (InputTooLong, max_tokens_per_sentence, m
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
-from data_pipeline.version_names import parse_version
+from lisa_tf.export_cache import latest_version
 from lisa_tf.packaging import KERAS_FILE as MODEL_FILE
 
 # The Keras side (lisa_tf.predict, lisa_tf.runs: Keras and the model classes, ~1.5 s to import) is imported
@@ -418,18 +418,6 @@ class ExportPredictor(Predictor):
         return results
 
 
-def _latest_version(path: pathlib.Path) -> pathlib.Path:
-    if (path / "saved_model.pb").exists():
-        return path
-    versions = sorted((parse_version(p.name), p) for p in path.iterdir()
-                      if parse_version(p.name) is not None and (p / "saved_model.pb").exists())
-    if not versions:
-        raise FileNotFoundError(
-            f"{path}: not a run directory ({MODEL_FILE}), a .keras file or a SavedModel export (saved_model.pb)"
-        )
-    return versions[-1][1]
-
-
 class ParserModelError(UserError):
     """``predict`` was given the dependency parser, which labels no semantic roles: names the path and
     the command that parses."""
@@ -575,7 +563,7 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         if isinstance(model, DependencyParser):
             raise ParserModelError(path)
         return Predictor(model, token_budget, limit)
-    predictor = ExportPredictor(export or _latest_version(path), limit, token_budget)
+    predictor = ExportPredictor(export or latest_version(path), limit, token_budget)
     if "srl_tags" not in predictor.signature.structured_outputs:
         raise ParserModelError(path)
     return predictor

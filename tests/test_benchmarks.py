@@ -200,3 +200,16 @@ def test_frame_index_coverage_benchmark_on_a_tiny_input(tmp_path):
     assert (result["core_arguments"], result["core_arguments_in_roleset"]) == (5, 4)
     assert result["rolesets_missing"] == {"hug.01": 1} and result["arguments_outside_roleset"] == {"kill.04 ARG3": 1}
     assert "| tiny.gold_conll | 3 | 66.67% | 80.000% of 5 | 66.67% |" in done.stdout
+
+
+def test_cli_start_benchmark_runs_on_a_tiny_model(lisa_run, tmp_path):
+    """``benchmarks/cli_start.py`` with the tiny LISA run, one run of each figure: every figure is
+    measured and the targets are judged."""
+    out = tmp_path / "cli_start.json"
+    done = subprocess.run([sys.executable, "benchmarks/cli_start.py", "--model", str(lisa_run), "--runs", "1",
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    for name in ("error_missing_input", "error_missing_model", "import_tensorflow", "predict_first", "predict_second"):
+        assert report[name]["runs"] == 1 and report[name]["median_s"] > 0
+    assert len(report["targets"]) == 2 and "second predict" in done.stdout

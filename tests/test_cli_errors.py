@@ -248,3 +248,22 @@ def test_a_keras_file_missing_a_part_or_a_damaged_weights_file_is_one_line(capsy
     best.write_bytes(best.read_bytes()[:100])
     line = one_error(capsys, ["evaluate", "--run", run, "--data", EWT / "train.gold_conll.gz", "--limit", "2"])
     assert line.startswith(f"error: {best}: not a readable weights file (")
+
+
+@pytest.mark.parametrize("out", ["/proc/lisa_tf_run", "/proc/self/lisa_tf_run/x"])
+def test_train_into_a_place_that_cannot_be_written_is_one_line(capsys, out):
+    line = one_error(capsys, ["train", "--config", OPEN_LISA, "--out", out, "train.max_steps=1"])
+    assert line.startswith(f"error: --out {out}: cannot be written (")
+
+
+def test_evaluate_refuses_a_predicate_column_with_two_v(capsys, deepatt_run, tmp_path):
+    """Gold data whose predicate column holds two ``(V*)``: one error line naming file:line, exit 2."""
+    data = tmp_path / "two_v.gold_conll"
+    data.write_text("#begin document (d); part 000\n"
+                    "d 0 0 They PRP (TOP(S(NP*) - - - - * (ARG0*) -\n"
+                    "d 0 1 love VBP (VP* love love.01 - - * (V*) -\n"
+                    "d 0 2 it PRP (NP*))) - - - - * (V*) -\n"
+                    "\n#end document\n", encoding="utf-8")
+    line = one_error(capsys, ["evaluate", "--run", deepatt_run, "--data", data])
+    assert line == (f"error: {data}:4: a second (V*) in the predicate's column (tokens 2 and 3); expected one V phrase "
+                    "per column: its predicate")

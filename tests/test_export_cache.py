@@ -173,3 +173,49 @@ def test_a_twin_with_a_config_file_of_its_own_is_trained_from_it():
     assert _config_source("open", "lisa") == (ROOT / "configs/open/lisa.toml", [])
     assert _config_source("open", "selective_finetune") == (
         ROOT / "configs/open/selective.toml", ["model.contextual=minilm", "model.contextual_trainable=true"])
+
+
+def test_predict_builds_the_export_on_its_first_call_and_reuses_it(package, cache, capsys):
+    """``predict`` with a packaged model labels through its export, built into the cache by the first
+    call (which says so) and reused by the next."""
+    from lisa_tf.cli import main
+    from lisa_tf.export_cache import cached_export
+
+    assert main(["predict", "--model", str(package), "--format", "jsonl", "The cat sat on the mat."]) == 0
+    first = capsys.readouterr()
+    assert cached_export(package) is not None and "building the SavedModel export" in first.err
+    assert main(["predict", "--model", str(package), "--format", "jsonl", "The cat sat on the mat."]) == 0
+    second = capsys.readouterr()
+    assert "building" not in second.err and second.out == first.out
+
+
+def test_an_unusable_cache_directory_is_one_line(package, tmp_path, monkeypatch, capsys):
+    """A cache path under a file: ``serve`` stops with one line naming it (exit 2); ``predict`` warns
+    and labels with the .keras model."""
+    from lisa_tf.cli import main
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("LISA_TF_CACHE", str(blocker / "cache"))
+    assert main(["serve", "--model_base_path", str(package), "--rest_api_port", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: export cache {blocker / 'cache' / 'exports'}: Not a directory; expected a writable "
+                   "directory (set LISA_TF_CACHE to one)"]
+    assert main(["predict", "--model", str(package), "The cat sat on the mat."]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"warning: export cache {blocker / 'cache' / 'exports'}: Not a directory")
+    assert "sat" in captured.out
+
+
+def test_a_subdirectory_of_assets_is_hashed_not_opened(package, tmp_path):
+    import shutil
+
+    from lisa_tf.export_cache import package_key
+
+    copy = tmp_path / "tiny"
+    shutil.copytree(package, copy)
+    before = package_key(copy)
+    (copy / "assets" / "notes").mkdir()
+    assert package_key(copy) == before
+    (copy / "assets" / "notes" / "readme.txt").write_text("hello\n")
+    assert package_key(copy) != before

@@ -51,3 +51,25 @@ def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
                            cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
     assert where.stdout.strip() == str(target / "lisa_tf" / "shipped_models" / "srl")
     assert "sat" in [p["text"] for p in __import__("json").loads(done.stdout)["predicates"]]
+
+
+def _readme_python_snippet() -> str:
+    """The README's Python example (its first ```python block)."""
+    text = (ROOT / "README.md").read_text()
+    return text.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_snippet_and_the_command_line_work_outside_the_checkout(tmp_path):
+    """After the README's set-up (tools/ensure_venv.sh installs the project into .venv, editable), a
+    script of one's own and ``python -m lisa_tf`` work in any directory, with no PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LISA_TF_MODELS")}
+    script = tmp_path / "mine.py"
+    script.write_text(_readme_python_snippet())
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "[V: sat]" in done.stdout, done.stdout
+    listed = subprocess.run([sys.executable, "-m", "lisa_tf", "--help"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert listed.returncode == 0 and "predict" in listed.stdout, listed.stderr[-2000:]
+

@@ -45,7 +45,7 @@ from typing import Optional, Sequence
 from data_pipeline.column_file import Block, read_blocks, sentence_width
 from data_pipeline.errors import DataFormatError
 from data_pipeline.sentence import Predicate, Sentence
-from data_pipeline.spans import brackets_to_spans
+from data_pipeline.spans import predicate_spans
 
 NO_TARGET = "-"
 REQUIRED_LAYERS = ("words", "props")
@@ -70,7 +70,7 @@ def read_conll05(path: str | os.PathLike) -> list[Sentence]:
     Raises:
         DataFormatError: missing layer or words (with the reason), layers that do not align, a props row with a
             different column count from its sentence, a number of bracket columns different from the number of
-            targets, unbalanced brackets, non-UTF-8 bytes.
+            targets, unbalanced brackets, a second ``(V*)`` in a column, non-UTF-8 bytes.
     """
     path = os.fspath(path)
     if os.path.isdir(path):
@@ -241,7 +241,7 @@ def _predicates(block: Block, lemma_column: int) -> list[Predicate]:
     predicates = []
     for k, position in enumerate(targets):
         column = [row[lemma_column + 1 + k] for row in rows]
-        spans = brackets_to_spans(column, path, first_line)
+        spans = predicate_spans(column, path, first_line)
         predicates.append(Predicate(position=position, lemma=rows[position][lemma_column], arguments=tuple(spans)))
     return predicates
 

@@ -32,7 +32,7 @@ from typing import Iterable, Optional, Sequence
 from data_pipeline.column_file import natural_number, read_blocks, sentence_width
 from data_pipeline.errors import DataFormatError
 from data_pipeline.sentence import Predicate, Sentence
-from data_pipeline.spans import brackets_to_spans, spans_to_brackets
+from data_pipeline.spans import predicate_spans, spans_to_brackets
 
 GOLD_CONLL = "gold_conll"
 GOLD_SKEL = "gold_skel"
@@ -93,7 +93,7 @@ def read_conll12(path: str | os.PathLike) -> list[Sentence]:
 
     Raises:
         DataFormatError: wrong or ragged column count, a number of predicate rows different from the number of
-            bracket columns, unbalanced brackets, a document marker or doc id out of place, non-UTF-8 bytes.
+            bracket columns, unbalanced brackets, a second ``(V*)`` in a column, a document marker or doc id out of place, non-UTF-8 bytes.
     """
     sentences: list[Sentence] = []
     for file_path in conll12_files(path):
@@ -150,7 +150,7 @@ def _sentence(rows: Sequence[list[str]], kind: str, path: str, first_line: int) 
     predicates = []
     for k, position in enumerate(predicate_rows):
         column = [row[leading + k] for row in rows]
-        spans = brackets_to_spans(column, path, first_line)
+        spans = predicate_spans(column, path, first_line)
         row = rows[position]
         predicates.append(Predicate(position=position, lemma=row[6], sense=row[7], arguments=tuple(spans)))
     return Sentence(

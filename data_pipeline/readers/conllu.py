@@ -18,7 +18,7 @@ import dataclasses
 import os
 from typing import Iterator, Optional, Sequence
 
-from data_pipeline.column_file import Block, natural_number, read_blocks
+from data_pipeline.column_file import Block, dependency_labels, natural_number, read_blocks
 from data_pipeline.errors import DataFormatError
 from data_pipeline.sentence import Sentence
 
@@ -107,7 +107,7 @@ def _sentence(block: Block, counts: ConlluCounts) -> Sentence:
         pos=_pos([row for _, row in tokens], counts),
         upos=_column([row for _, row in tokens], _UPOS),
         heads=heads,
-        dep_labels=None if heads is None else [row[_DEPREL] for _, row in tokens],
+        dep_labels=None if heads is None else dependency_labels([row[_DEPREL] for _, row in tokens]),
         source=block.path,
         line=block.first_line,
         word_lines=[line for line, _ in tokens],

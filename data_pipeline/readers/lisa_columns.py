@@ -23,7 +23,7 @@ import gzip
 import os
 from typing import Iterable, Optional
 
-from data_pipeline.column_file import Block, natural_number, read_blocks, sentence_width
+from data_pipeline.column_file import Block, dependency_labels, natural_number, read_blocks, sentence_width
 from data_pipeline.errors import DataFormatError
 from data_pipeline.sentence import Predicate, Sentence
 from data_pipeline.spans import bio_to_spans, spans_to_bio
@@ -99,7 +99,7 @@ def _sentence(block: Block) -> Sentence:
         words=[row[_WORD] for row in rows],
         pos=[row[_GOLD_POS] for row in rows],
         heads=heads,
-        dep_labels=None if heads is None else [row[_DEPREL] for row in rows],
+        dep_labels=None if heads is None else dependency_labels([row[_DEPREL] for row in rows]),
         predicates=predicates,
         source=path,
         line=block.first_line,

@@ -1,5 +1,7 @@
 """``python -m lisa_tf evaluate``."""
 
+import pathlib
+
 HELP = ("evaluate trained run(s) or a model on a data set: SRL (both scorer conventions), predicates, POS, "
         "parsing")
 
@@ -21,6 +23,31 @@ def add_arguments(parser):
     parser.add_argument("--out", help="write the metrics JSON here (and Markdown beside it)")
 
 
+def check(args) -> None:
+    """Before TensorFlow is imported: ``--model``, the data and parse files, the ``--out`` path."""
+    import os
+
+    from data_pipeline.errors import UserError
+    from data_pipeline.readers import FORMATS
+    from lisa_tf.atomic_files import check_writable
+    from lisa_tf.commands._text_input import check_model, check_readable
+
+    if args.model is not None:
+        try:
+            check_model(args.model)
+        except UserError as error:
+            raise UserError(f"--model {error}") from None
+    if args.format is not None and args.format not in FORMATS:
+        raise UserError(f"--format {args.format}: unknown format; expected one of {', '.join(FORMATS)}")
+    if not os.path.exists(args.data):
+        raise UserError(f"--data {args.data}: no such file or directory; expected data in the model's format")
+    check_readable(args.parse, "--parse")
+    check_readable(args.data_parse, "--data-parse")
+    if args.out:  # before the evaluation, which may take long
+        check_writable(args.out, "--out")
+        check_writable(pathlib.Path(args.out).with_suffix(".md"), "--out")
+
+
 def unseen_labels_line(unseen: dict) -> str:
     """One warning line naming the gold role labels the run never saw in training, with their counts."""
     total = sum(unseen.values())
@@ -31,15 +58,12 @@ def unseen_labels_line(unseen: dict) -> str:
 
 def run(args) -> int:
     import json
-    import pathlib
     import sys
 
-    from lisa_tf.atomic_files import check_writable, write_text
+    from lisa_tf.atomic_files import write_text
     from lisa_tf.evaluation.runs import evaluate_model, evaluate_runs, metrics_markdown
 
-    if args.out:  # before the evaluation, which may take long
-        check_writable(args.out, "--out")
-        check_writable(pathlib.Path(args.out).with_suffix(".md"), "--out")
+    check(args)
     options = dict(data_format=args.format, parse=args.parse, gold_parse=args.gold_parse, data_parse=args.data_parse,
                    gold_predicates=args.gold_predicates, limit=args.limit)
     if args.model is not None:

@@ -13,7 +13,8 @@ INTERMIXED = "text"
 
 from data_pipeline.errors import UserError  # noqa: E402  (pure Python: keeps --help fast)
 from data_pipeline.text_lines import text_lines  # noqa: E402
-from lisa_tf.commands._text_input import positive_int  # noqa: E402
+from lisa_tf.commands._text_input import (check_creatable, check_model, check_readable,  # noqa: E402
+                                          positive_int)
 
 
 def add_arguments(parser):
@@ -64,8 +65,6 @@ def _units(args, opened: list):
     from data_pipeline.input_limits import MAX_PARAGRAPH_CHARACTERS
 
     if args.parse:
-        if args.text or args.input:
-            raise UserError("--parse gives the sentences (its words); do not also give TEXT or --input")
         for sentence in read_conllu(args.parse):
             yield f"{args.parse}:{sentence.line}", list(sentence.words), list(sentence.heads), None, sentence.line
         return
@@ -73,8 +72,6 @@ def _units(args, opened: list):
         for number, paragraph in enumerate(args.text, start=1):
             yield f"TEXT {number}", (paragraph.split() if args.tokenized else paragraph), None, None, number
     if not args.input:
-        if not args.text:
-            raise UserError("nothing to label: give TEXT, --input FILE (- for stdin) or --parse FILE.conllu")
         return
     name = "<stdin>" if args.input == "-" else args.input
     if args.input == "-":
@@ -108,6 +105,40 @@ def _split_model(args) -> None:
     as_path = one_word and (first.endswith(".keras") or ("/" in first and parent and os.path.isdir(parent)))
     if os.path.exists(first) or as_path:
         args.model, args.text = first, args.text[1:]
+
+
+def check(args) -> None:
+    """Before TensorFlow is imported: the model (``[MODEL]`` or ``--model``, else the shipped one), the
+    ``--input`` and ``--parse`` files and the ``--out`` path (a UserError naming the first wrong one)."""
+    _split_model(args)
+    if args.parse and (args.text or args.input):
+        raise UserError("--parse gives the sentences (its words); do not also give TEXT or --input")
+    if not (args.text or args.input or args.parse):
+        raise UserError("nothing to label: give TEXT, --input FILE (- for stdin) or --parse FILE.conllu")
+    check_model(args.model)
+    check_readable(args.input, "--input")
+    check_readable(args.parse, "--parse")
+    check_creatable(args.out, "--out")
+
+
+def _export_cache(model) -> None:
+    """A packaged model is labelled through its SavedModel export, which starts without Keras or
+    tracing: built into the cache on the first ``predict`` (or ``serve``), reused from then on
+    (:mod:`lisa_tf.export_cache`). A cache that cannot be written leaves the ``.keras`` model to label,
+    with a warning."""
+    import sys
+
+    from lisa_tf.export_cache import ExportCacheError
+    from lisa_tf.packaging import is_package
+
+    if not is_package(model):
+        return
+    from export.cache_build import build_export
+
+    try:
+        build_export(model, report=lambda line: print(line, file=sys.stderr, flush=True))
+    except ExportCacheError as error:
+        print(f"warning: {error}; labelling with {model} without it (a slower start)", file=sys.stderr)
 
 
 def _write(result, fmt, out):
@@ -184,7 +215,8 @@ def run(args) -> int:
 
     from lisa_tf.predictor import label_units, load
 
-    _split_model(args)
+    check(args)
+    _export_cache(check_model(args.model))
     try:
         predictor = load(args.model, token_budget=args.batch_tokens, max_sentence_tokens=args.max_sentence_tokens,
                          prefer_export=True)

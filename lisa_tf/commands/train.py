@@ -18,13 +18,15 @@ def add_arguments(parser):
 def checked_config(config_path, overrides, out, init=None):
     """The experiment to train in ``out``, checked in full before anything is read or written: the
     config (:func:`~lisa_tf.config.validate_config`), and when ``out`` already holds a run, that the
-    run has the same model.
+    run has the same model. A new run from ``init`` without ``data.dev`` (in the overrides or
+    ``config_path``) keeps the model's own dev data, which picks its best weights: a line says so.
 
     Raises:
         UserError: no ``--config`` for a new run, an invalid config, ``out`` not a directory, or a run
-            of another model in ``out``.
+            of another model in ``out``, or ``out`` cannot be created or written (it is created last).
     """
     import pathlib
+    import tempfile
 
     from data_pipeline.errors import UserError
     from lisa_tf.config import load_config, validate_config
@@ -41,8 +43,12 @@ def checked_config(config_path, overrides, out, init=None):
         base = config_path or recorded_config(model)
         if base is None:
             raise UserError(f"--init {init}: a .keras file records no settings; give --config with its model's settings")
+        own_dev = config_path is not None or any(o.startswith("data.dev=") for o in overrides)
         overrides = adaptation_overrides(model) + [f"train.init={init}"] + list(overrides)
         config = load_config(base, overrides)
+        if not own_dev:  # the model's own dev data picks the best weights: say so before the run starts
+            print(f"note: --init {init} without data.dev: the best weights are picked on the model's own dev data, "
+                  f"{config.data.dev}, not on yours; give data.dev=FILE to pick them on your data", flush=True)
     elif config_path:
         config = load_config(config_path, overrides)
     elif saved.exists():
@@ -51,6 +57,13 @@ def checked_config(config_path, overrides, out, init=None):
         raise UserError(f"--config is required for a new run ({saved} does not exist)")
     validate_config(config)
     check_same_model(config, out)
+    try:  # last: a config refused above leaves nothing behind
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        raise RunError(f"--out {out}: cannot be written ({error.strerror or error}); expected a run directory in a "
+                       "writable location") from None
     return config
 
 

@@ -171,10 +171,11 @@ def predicate_detection(gold: Sequence[Sentence], predicted: Sequence[Sentence])
 
 
 def evaluate_parsing(gold: Sequence[Sentence], predicted: Sequence[Sentence], *,
-                     layers: Optional[Sequence[str]] = None) -> dict[str, float]:
+                     layers: Optional[Sequence[str]] = None) -> dict[str, Optional[float]]:
     """The metrics whose layers both sides carry, as a flat dict of percentages.
 
-    Keys: ``pos``; ``uas``, ``las``; ``predicate_precision``, ``predicate_recall``, ``predicate_f1``.
+    Keys: ``pos``; ``uas``, ``las`` (``None`` when the gold trees have no labels); ``predicate_precision``,
+    ``predicate_recall``, ``predicate_f1``.
     ``layers`` restricts to some of ``("pos", "parse", "predicates")``; by default a metric is computed
     when the gold side has its layer on every sentence (then the predicted side must have it too).
     """
@@ -193,8 +194,7 @@ def evaluate_parsing(gold: Sequence[Sentence], predicted: Sequence[Sentence], *,
         labelled = all(s.dep_labels is not None for s in gold)
         scores = attachment_scores(gold, predicted, labelled=labelled)
         out["uas"] = scores.uas
-        if labelled:
-            out["las"] = scores.las
+        out["las"] = scores.las if labelled else None  # the gold trees have no labels: not applicable
     if "predicates" in wanted:
         detection = predicate_detection(gold, predicted)
         out.update(predicate_precision=detection.precision, predicate_recall=detection.recall,

@@ -118,9 +118,10 @@ def evaluate_model(
     elif path.is_file() and path.suffix == ".keras":
         recorded, loaded = None, load_model_file(path)
     else:
-        from lisa_tf.predictor import ExportPredictor, _latest_version
+        from lisa_tf.export_cache import latest_version
+        from lisa_tf.predictor import ExportPredictor
 
-        version = _latest_version(path)
+        version = latest_version(path)
         recorded, export = version / "assets" / "config.json", ExportPredictor(version, token_budget=token_budget)
         if "srl_tags" not in export.signature.structured_outputs:
             raise EvaluationError(f"--model {path}: a dependency parser's export; evaluate the parser's package or "

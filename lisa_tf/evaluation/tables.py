@@ -8,7 +8,7 @@
 Inputs are plain dicts: ``{model: {split: scores}}`` or ``{model: scores}``, where ``scores`` is a dict
 (keys ``precision``/``recall``/``f1`` or ``P``/``R``/``F1``, ``pos``/``uas``/``las``, any case) or any
 object with those attributes (e.g. :class:`~lisa_tf.evaluation.srl_eval.SrlEvalResult`). A missing score
-prints as ``—``. Numbers are percentages printed with ``digits`` decimals.
+prints as ``—``; a score given as ``None`` (not applicable: LAS of trees without labels) as ``n/a``. Numbers are percentages printed with ``digits`` decimals.
 
 Example::
 
@@ -20,6 +20,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 MISSING = "—"
+#: A score that does not apply (given as ``None``), e.g. LAS on data without dependency labels.
+NOT_APPLICABLE = "n/a"
 
 _ALIASES = {
     "precision": ("precision", "p", "prec"),
@@ -31,16 +33,17 @@ _ALIASES = {
 }
 
 
-def _value(scores: Any, metric: str) -> Optional[float]:
-    """The metric from a dict (any key case, common aliases) or an object attribute; ``None`` if absent."""
+def _value(scores: Any, metric: str) -> Optional[float | str]:
+    """The metric from a dict (any key case, common aliases) or an object attribute; ``None`` if absent,
+    :data:`NOT_APPLICABLE` if given as ``None``."""
     if scores is None:
         return None
     names = _ALIASES.get(metric, (metric,))
     if isinstance(scores, Mapping):
         lowered = {str(key).lower(): value for key, value in scores.items()}
         for name in names:
-            if name in lowered and lowered[name] is not None:
-                return float(lowered[name])
+            if name in lowered:
+                return NOT_APPLICABLE if lowered[name] is None else float(lowered[name])
         return None
     for name in names:
         if hasattr(scores, name):
@@ -48,9 +51,11 @@ def _value(scores: Any, metric: str) -> Optional[float]:
     return None
 
 
-def _cell(value: Optional[float], digits: int, bold: bool = False) -> str:
+def _cell(value: Optional[float | str], digits: int, bold: bool = False) -> str:
     if value is None:
         return MISSING
+    if value == NOT_APPLICABLE:
+        return value
     text = f"{value:.{digits}f}"
     return f"**{text}**" if bold else text
 
@@ -92,7 +97,7 @@ def _grouped_table(results: Mapping[str, Mapping[str, Any]], splits: Optional[Se
     if bold_best:
         for split in splits:
             for key, _ in metrics:
-                present = [v[(split, key)] for v in values.values() if v[(split, key)] is not None]
+                present = [v[(split, key)] for v in values.values() if isinstance(v[(split, key)], float)]
                 best[(split, key)] = max(present) if present else None
     header = [first_column] + [f"{split} {label}".strip() for split in splits for _, label in metrics]
     rows = []
@@ -101,7 +106,7 @@ def _grouped_table(results: Mapping[str, Mapping[str, Any]], splits: Optional[Se
         for split in splits:
             for key, _ in metrics:
                 value = row_values[(split, key)]
-                is_best = bold_best and value is not None and round(value, digits) == round(best[(split, key)], digits)
+                is_best = bold_best and isinstance(value, float) and round(value, digits) == round(best[(split, key)], digits)
                 cells.append(_cell(value, digits, is_best))
         rows.append(cells)
     return _render(header, rows, caption)

@@ -248,6 +248,27 @@ def test_unbalanced_brackets(tmp_path):
     assert info.value.path == str(props) and info.value.line == 20
 
 
+def test_a_second_v_in_a_predicate_column_is_refused_at_its_line(tmp_path):
+    """A column marks its predicate once: a second ``(V*)`` (here "apart", after "fall") is an error
+    naming the props file and its line, in the split layout and the pasted one."""
+    split = _copy_mini(tmp_path)
+    props = split / "props" / "test.wsj.props"
+    _edit(props, 20, "-  (V*)  *  *  *")
+    with pytest.raises(DataFormatError, match=r"a second \(V\*\) in the predicate's column") as info:
+        read_conll05(split)
+    assert info.value.path == str(props) and info.value.line == 20
+    assert str(info.value).startswith(f"{props}:20: ")
+    pasted = tmp_path / "test.wsj.pasted"
+    lines = (FIXTURES / "readers" / "test.wsj.pasted").read_text(encoding="utf-8").split("\n")
+    row = 19  # "the", inside "remain"'s (A3* phrase; "remain" (V*) is line 18
+    assert lines[row].split()[0] == "the" and lines[row - 2].split()[-1] == "(V*)"
+    lines[row] = lines[row].rstrip()[:-1] + "(V*)"
+    pasted.write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"a second \(V\*\)") as info:
+        read_conll05(pasted)
+    assert (info.value.path, info.value.line) == (str(pasted), row + 1)
+
+
 def test_wrong_column_counts(tmp_path):
     split = _copy_mini(tmp_path)
     props = split / "props" / "test.wsj.props"

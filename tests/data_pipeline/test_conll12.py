@@ -115,6 +115,7 @@ SKEL_OK = [
         ("a.gold_skel", SKEL_OK[:1] + ["d 0 1 [WORD] VBZ (VP* love love.01"] + SKEL_OK[2:], 2, "columns"),
         ("a.gold_skel", [SKEL_OK[0], "d 0 1 [WORD] VBZ (VP* - - (V*)", SKEL_OK[2]], 1, "1 bracket columns"),
         ("a.gold_skel", [SKEL_OK[0].replace("(ARG0*)", "(ARG0*"), *SKEL_OK[1:]], 1, "unbalanced"),
+        ("a.gold_skel", [*SKEL_OK[:2], SKEL_OK[2].replace(" *", " (V*)")], 3, "a second (V*) in the predicate's column"),
         ("a.gold_skel", ["d 0 0 [WORD] PRP (TOP*"], 1, "at least 8 columns"),
         ("a.gold_skel", [SKEL_OK[0], SKEL_OK[1].replace("d ", "e ", 1), SKEL_OK[2]], 2, "doc id"),
         ("a.gold_conll", SKEL_OK, 1, "at least 12 columns"),

@@ -93,3 +93,33 @@ def test_mismatched_inputs_are_clear_errors():
         attachment_scores([gold_sentence()], [no_heads])
     with pytest.raises(ValueError, match="expected layers"):
         evaluate_parsing([gold_sentence()], [gold_sentence()], layers=["srl"])
+
+
+@pytest.mark.parametrize("reader, text", [
+    ("conllu", "1\tThe\tthe\tDET\tDT\t_\t2\t_\t_\t_\n2\tcat\tcat\tNOUN\tNN\t_\t3\t_\t_\t_\n"
+               "3\tsat\tsit\tVERB\tVBD\t_\t0\t_\t_\t_\n4\t.\t.\tPUNCT\t.\t_\t3\t_\t_\t_\n"),
+    ("lisa", None),  # written by lisa_lines: "_" labels
+])
+def test_trees_without_labels_print_las_not_applicable(reader, text, tmp_path):
+    """Data whose trees have heads but ``_`` labels: LAS is not applicable ("n/a" in the tables, null in
+    the metrics), not 0.00, for a parser run and for LISA's own parse alike; UAS is scored."""
+    import dataclasses
+
+    from data_pipeline.readers import conllu, lisa_columns
+    from lisa_tf.evaluation.runs import metrics_markdown
+    from lisa_tf.parse import parse_scores
+
+    path = tmp_path / "data.txt"
+    if text is None:
+        text = "\n".join(lisa_columns.lisa_lines(Sentence(words=["The", "cat", "sat", "."], pos=["DT", "NN", "VBD", "."],
+                                                           heads=[2, 3, 0, 3], predicates=[Predicate(2, "sit")]), 0))
+    path.write_text(text + "\n")
+    read = conllu.read_conllu if reader == "conllu" else lisa_columns.read_lisa
+    gold = read(str(path))
+    assert gold[0].heads == [2, 3, 0, 3] and gold[0].dep_labels is None
+    predicted = [dataclasses.replace(gold[0], heads=[2, 3, 0, 2], dep_labels=["det", "nsubj", "root", "punct"])]
+    scores = parse_scores(gold, predicted)
+    assert scores["uas"] == 100.0 and scores["las"] is None and scores["f1"] == 100.0
+    assert evaluate_parsing(gold, predicted, layers=["parse"]) == {"uas": 100.0, "las": None}
+    table = metrics_markdown({"runs": ["parser"], "condition": "parser", "parsing": {"uas": 100.0, "las": None}})
+    assert table.splitlines()[-1] == "| parser | — | 100.00 | n/a |", table

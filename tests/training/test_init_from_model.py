@@ -92,3 +92,20 @@ def test_the_starting_model_is_scored_as_step_0_and_kept_when_training_does_not_
     assert main(args) == 0
     assert "weights copied" in capsys.readouterr().out
     assert json.loads((run / "done.json").read_text())["best_step"] == 0
+
+
+def test_init_without_data_dev_says_whose_dev_data_picks_the_best_weights(tmp_path, capsys):
+    """``train --init srl`` without ``data.dev`` keeps the shipped model's dev set (web text): a line
+    names that file and how to give one's own; with ``data.dev=FILE`` no such line."""
+    from lisa_tf.commands.train import checked_config
+    from lisa_tf.packaging import DEFAULT_SRL
+
+    mine = DATA / "propbank-ewt" / "test.gold_conll.gz"
+    config = checked_config(None, [f"data.train={mine}"], tmp_path / "a", init=str(DEFAULT_SRL))
+    out = capsys.readouterr().out
+    assert config.data.dev.endswith("dev.gold_conll.gz")
+    assert out.splitlines() == [f"note: --init {DEFAULT_SRL} without data.dev: the best weights are picked on the model's "
+                                f"own dev data, {config.data.dev}, not on yours; give data.dev=FILE to pick them on "
+                                "your data"]
+    config = checked_config(None, [f"data.train={mine}", f"data.dev={mine}"], tmp_path / "b", init=str(DEFAULT_SRL))
+    assert config.data.dev == str(mine) and "data.dev" not in capsys.readouterr().out
