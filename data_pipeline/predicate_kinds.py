@@ -11,15 +11,22 @@ copula (UD ``aux``, ``aux:pass``, ``cop``): the same split as UD's VERB vs AUX. 
 POS but no labels (SA) falls back to the auxiliary word forms, for frames without arguments.
 
 The frames are the plain data of :mod:`lisa_tf.predictor` (also what a server client gets), so this
-is pure Python.
+is pure Python. ``evaluate --predicates verbal`` scores the same frames: :func:`verbal_sentences`
+keeps, in the gold sentences and the predicted ones alike, the predicates at the tokens the model's
+own tags call verbal.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
+
+from data_pipeline.sentence import Sentence
 
 #: The choices of ``--predicates`` / ``predicates=`` (the default first).
 PREDICATE_KINDS = ("all", "verbal")
+#: Why a model without POS tags cannot keep verbal predicates only.
+NO_POS_TAGS = "this model predicts no POS tags, which tell verbs (LISA and SA do)"
 #: UD relations of auxiliaries and copulas (UPOS AUX).
 AUXILIARY_RELATIONS = frozenset({"aux", "aux:pass", "cop"})
 #: English auxiliary forms, for a model without dependency labels.
@@ -56,7 +63,31 @@ def verbal_only(frames: Sequence[dict]) -> list[dict]:
     kept = []
     for frame in frames:
         if frame["tokens"] and "pos" not in frame["tokens"][0]:  # whether or not this sentence has predicates
-            raise ValueError("predicates 'verbal': this model predicts no POS tags, which tell verbs (LISA and SA "
-                             "do); label all predicates, or give them by index")
+            raise ValueError(f"predicates 'verbal': {NO_POS_TAGS}; label all predicates, or give them by index")
         kept.append(dict(frame, predicates=[p for p in frame["predicates"] if is_verbal(frame, p)]))
     return kept
+
+
+def verbal_sentences(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> tuple[list[Sentence], list[Sentence]]:
+    """``gold`` and ``predicted`` (the model's labelling of the same tokens) with only the predicates
+    at the tokens :func:`is_verbal` calls verbal by the model's own tags (its POS, and its dependency
+    labels where it has them; for a token where it found no predicate, one without arguments), so a
+    gold predicate and a predicted one at the same token are kept or dropped together.
+
+    Raises:
+        ValueError: a predicted sentence has no POS tags (:data:`NO_POS_TAGS`).
+    """
+    kept_gold, kept_predicted = [], []
+    for g, p in zip(gold, predicted):
+        if p.pos is None:
+            raise ValueError(NO_POS_TAGS)
+        tokens = [{"text": word, "pos": tag} for word, tag in zip(p.words, p.pos)]
+        if p.dep_labels is not None:
+            tokens = [dict(token, deprel=label) for token, label in zip(tokens, p.dep_labels)]
+        frame = {"tokens": tokens}
+        found = {q.position: [a for a in q.arguments if a.label != "V"] for q in p.predicates}
+        verbal = {q.position for s in (g, p) for q in s.predicates
+                  if is_verbal(frame, {"token": q.position, "arguments": found.get(q.position, [])})}
+        for sentence, kept in ((g, kept_gold), (p, kept_predicted)):
+            kept.append(dataclasses.replace(sentence, predicates=[q for q in sentence.predicates if q.position in verbal]))
+    return kept_gold, kept_predicted

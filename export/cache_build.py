@@ -1,6 +1,7 @@
-"""Building a packaged model's SavedModel export into the cache of :mod:`lisa_tf.export_cache`: once,
-under a file lock (two servers starting at once build it once), written beside its target and renamed
-into place by :func:`export.saved_model.export_package` (a killed build leaves no half export)."""
+"""Building a packaged model's or a run's SavedModel export into the cache of
+:mod:`lisa_tf.export_cache`: once, under a file lock (two servers starting at once build it once),
+written beside its target and renamed into place by :func:`export.saved_model.export_package` or
+:func:`~export.saved_model.export_run` (a killed build leaves no half export)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import os
 import pathlib
 from typing import Callable, Iterator
 
-from export.saved_model import export_package
+from export.saved_model import export_package, export_run
 from lisa_tf.export_cache import ExportCacheError, export_base
+from lisa_tf.packaging import is_package
 
 
 @contextlib.contextmanager
@@ -27,18 +29,26 @@ def locked(path: pathlib.Path) -> Iterator[None]:
 
 
 def build_export(package: str | os.PathLike, report: Callable[[str], None] = print) -> pathlib.Path:
-    """The cached export's base path, built first when it is missing (``report`` says so: it takes a
-    while, once).
+    """The cached export's base path of a package or a run directory (its best weights, as ``export
+    --run`` takes them), built first when it is missing (``report`` says so: it takes a while, once).
 
     Raises:
         ExportCacheError: the cache directory cannot be created, locked or written.
+        RunError: a run without trained weights (nothing to serve yet).
     """
+    if not is_package(package):
+        from lisa_tf.runs import require_run, weights_file
+
+        weights_file(require_run(package, "--model_base_path"))  # trained weights, checked before the lock
     base = export_base(package)
     try:
         with locked(base.with_name(f".{base.name}.lock")):
             if not (base / "1" / "saved_model.pb").exists():
                 report(f"building the SavedModel export of {package} into {base} (once; later starts reuse it)")
-                export_package(package, base / "1")
+                if is_package(package):
+                    export_package(package, base / "1")
+                else:
+                    export_run(package, base / "1", "best")
     except OSError as error:
         raise ExportCacheError(base.parent, error) from None
     return base

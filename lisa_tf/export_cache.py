@@ -1,4 +1,4 @@
-"""SavedModel exports of packaged models, built on first use and kept in a cache.
+"""SavedModel exports of packaged models and trained runs, built on first use and kept in a cache.
 
 A shipped model is one artifact in ``models/NAME`` (``model.keras``, its card, and its run's request
 limits in ``assets/``). The TensorFlow Serving version directory is a build product of it:
@@ -8,9 +8,11 @@ prefer_export=True)`` labels through it when it is there, and through the ``.ker
 
     $LISA_TF_CACHE/exports/NAME-KEY/1/      (default cache: $XDG_CACHE_HOME/lisa_tf, else ~/.cache/lisa_tf)
 
-``KEY`` is a hash of the package's ``model.keras`` and ``assets/`` and of the code that exports it
-(the Python files of lisa_tf, export and data_pipeline), so a new model file, new limits or changed
-code get a new export, never a stale one. The
+``serve`` takes a run directory alike (``…/exports/RUN-KEY/1/``, its best weights, as ``export --run``
+writes them). ``KEY`` is a hash of what the export is built from (:func:`model_files`: the package's
+``model.keras`` and ``assets/``; the run's ``model.keras``, config, training-data sizes and trained
+weights) and of the code that exports it (the Python files of lisa_tf, export and data_pipeline), so a
+new model file, new weights, new limits or changed code get a new export, never a stale one. The
 build is written beside its target and renamed into place (:mod:`lisa_tf.atomic_files`) under a file
 lock: two servers starting at once build it once, and a killed build leaves no half export behind.
 Deleting the cache directory is always safe.
@@ -28,7 +30,7 @@ from typing import Optional
 
 from data_pipeline.errors import UserError
 from data_pipeline.version_names import parse_version
-from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS
+from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS, is_package
 
 #: The environment variable naming the cache directory.
 CACHE_ENV = "LISA_TF_CACHE"
@@ -56,16 +58,25 @@ def _code_files() -> list[pathlib.Path]:
     return sorted(p for top in ("lisa_tf", "export", "data_pipeline") for p in (root / top).rglob("*.py"))
 
 
+def model_files(source: str | os.PathLike) -> list[pathlib.Path]:
+    """The files an export of ``source`` is built from: a package's model file and the files under its
+    ``assets/`` (at any depth); a run's model file, ``config.json``, ``vocab/vocab_info.json`` and its
+    trained weights (``best/model.weights.h5``, ``final.weights.h5``), those of them it holds."""
+    source = pathlib.Path(source)
+    if is_package(source):
+        return [source / KERAS_FILE] + sorted(p for p in (source / PACKAGE_ASSETS).rglob("*") if p.is_file())
+    run_files = ("config.json", "vocab/vocab_info.json", "best/model.weights.h5", "final.weights.h5")
+    return [source / KERAS_FILE] + [source / name for name in run_files if (source / name).is_file()]
+
+
 def package_key(package: str | os.PathLike) -> str:
-    """16 hex digits of the SHA-256 of the package's model file, its assets (the files under
-    ``assets/``, subdirectories included) and the code that exports it."""
+    """16 hex digits of the SHA-256 of the files the export is built from (:func:`model_files` of a
+    package or a run) and of the code that exports it."""
     package = pathlib.Path(package)
     digest = hashlib.sha256()
     for path in _code_files():
         digest.update(path.read_bytes())
-    # the files of assets/ at any depth (a subdirectory's files count, not the directory itself)
-    files = [package / KERAS_FILE] + sorted(p for p in (package / PACKAGE_ASSETS).rglob("*") if p.is_file())
-    for path in files:
+    for path in model_files(package):
         digest.update(f"{path.relative_to(package)}\n".encode())
         with open(path, "rb") as handle:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -74,7 +85,8 @@ def package_key(package: str | os.PathLike) -> str:
 
 
 def export_base(package: str | os.PathLike) -> pathlib.Path:
-    """The cached export's base path (``…/exports/NAME-KEY``: a TF Serving model base path)."""
+    """The cached export's base path of a package or a run (``…/exports/NAME-KEY``: a TF Serving model
+    base path)."""
     package = pathlib.Path(package).resolve()
     return cache_directory() / "exports" / f"{package.name}-{package_key(package)}"
 

@@ -219,3 +219,41 @@ def test_a_subdirectory_of_assets_is_hashed_not_opened(package, tmp_path):
     assert package_key(copy) == before
     (copy / "assets" / "notes" / "readme.txt").write_text("hello\n")
     assert package_key(copy) != before
+
+
+def test_serve_takes_a_trained_run_through_the_export_cache(lisa_run, cache, monkeypatch, capsys):
+    """``serve --model_base_path RUN``: the run's export (its best weights, config and request limits)
+    is built into the cache on the first start and served from there; a second start reuses it."""
+    import argparse
+
+    from export import rest_server
+    from lisa_tf.commands import serve
+    from lisa_tf.export_cache import latest_version
+    from lisa_tf.predictor import ExportPredictor, load
+
+    served = []
+
+    class Started(Exception):
+        pass
+
+    def make_server(name, base, *args, **kwargs):
+        served.append(pathlib.Path(base))
+        raise Started
+
+    monkeypatch.setattr(rest_server, "make_server", make_server)
+    parser = argparse.ArgumentParser()
+    serve.add_arguments(parser)
+    args = ["--model_name", "mine", "--model_base_path", str(lisa_run), "--rest_api_port", "0"]
+    with pytest.raises(Started):
+        serve.run(parser.parse_args(args))
+    assert capsys.readouterr().out.startswith(f"building the SavedModel export of {lisa_run}")
+    base = served[0]
+    assert base.parent == cache / "exports" and base.name.startswith(f"{lisa_run.name}-")
+    version = latest_version(base)
+    assert version == base / "1"
+    assert (version / "assets" / "config.json").read_text() == (lisa_run / "config.json").read_text()
+    texts = ["The cat sat on the mat.", "Shares soared on Tuesday."]
+    assert ExportPredictor(version).predict(paragraphs=texts) == load(lisa_run).predict(paragraphs=texts)
+    with pytest.raises(Started):
+        serve.run(parser.parse_args(args))
+    assert served[1] == base and "building" not in capsys.readouterr().out

@@ -110,3 +110,64 @@ def test_the_export_flags_the_frames_predict_keeps(lisa_export):
     text = loaded.signatures["text"](text=tf.constant(["The dog barked at the mailman. He had been asleep."]))
     assert text["predicate_verbal"].shape == text["predicate_positions"].shape
     assert np.array_equal(text["predicate_verbal"].numpy() == -1, text["predicate_positions"].numpy() == -1)
+
+
+def test_verbal_sentences_keep_the_same_tokens_predicates_on_both_sides():
+    """Gold and predicted keep the predicates at the tokens the model's tags call verbal: its POS and
+    labels decide, never the gold ones, and a gold predicate the model missed is judged by them too."""
+    from data_pipeline.predicate_kinds import verbal_sentences
+    from data_pipeline.sentence import Predicate, Sentence, Span
+
+    words = ["I", "had", "been", "told", "of", "the", "meeting", "planned"]
+    told = Predicate(3, "tell", None, (Span(0, 0, "ARG2"), Span(3, 3, "V")))
+    gold = Sentence(words=words, pos=["PRP", "VBD", "VBN", "VBN", "IN", "DT", "NN", "NN"],
+                    predicates=[Predicate(1, "have"), told, Predicate(6, "meet"), Predicate(7, "plan")])
+    # the model: "planned" is a verb (a predicate it missed), "had" an auxiliary, "meeting" a noun
+    predicted = Sentence(words=words, pos=["PRP", "VBD", "VBN", "VBN", "IN", "DT", "NN", "VBN"],
+                         dep_labels=["nsubj:pass", "aux", "aux:pass", "root", "case", "det", "obl", "acl"],
+                         predicates=[Predicate(1, "have"), told, Predicate(6, "meet")])
+    (kept_gold,), (kept_predicted,) = verbal_sentences([gold], [predicted])
+    assert [p.position for p in kept_gold.predicates] == [3, 7]
+    assert [p.position for p in kept_predicted.predicates] == [3]
+    assert kept_gold.words == words and kept_predicted.dep_labels == predicted.dep_labels
+    with pytest.raises(ValueError, match="predicts no POS tags"):
+        verbal_sentences([gold], [Sentence(words=words, predicates=[told])])
+
+
+def test_evaluate_scores_verbal_predicates_as_predict_keeps_them(lisa_run, deepatt_run, capsys):
+    """``evaluate --predicates verbal`` scores the verbal predicates only (srl-eval and predicate
+    detection over the tokens the model's own POS and labels call verbs); DeepAtt, which predicts no
+    POS tags, is refused with one line, as ``predict`` refuses it."""
+    import dataclasses
+
+    from data_pipeline.predicate_kinds import AUXILIARY_RELATIONS
+    from lisa_tf.cli import main
+    from lisa_tf.evaluation.parse_eval import predicate_detection
+    from lisa_tf.evaluation.runs import evaluate_runs
+    from lisa_tf.evaluation.srl_eval import score
+
+    data = str(ROOT / "data" / "propbank-ewt" / "dev.gold_conll.gz")
+    everything, gold, predicted = evaluate_runs([str(lisa_run)], data, limit=40, return_sentences=True)
+    verbal = evaluate_runs([str(lisa_run)], data, limit=40, predicates="verbal")
+
+    def verb_tokens(p):
+        return {i for i, (tag, label) in enumerate(zip(p.pos, p.dep_labels))
+                if tag.startswith("VB") and label not in AUXILIARY_RELATIONS}
+
+    keep = [verb_tokens(p) for p in predicted]
+
+    def only(sentences):
+        return [dataclasses.replace(s, predicates=[q for q in s.predicates if q.position in k])
+                for s, k in zip(sentences, keep)]
+
+    assert verbal["predicates"] == "verbal" and "predicates" not in everything
+    assert verbal["srl"] == score(only(gold), only(predicted)) != everything["srl"]
+    assert verbal["srl_swap"] == score(only(gold), only(predicted), swap=True)
+    # nominal predicates and auxiliaries are left out, verbs kept
+    assert 0 < sum(len(s.predicates) for s in only(gold)) < sum(len(s.predicates) for s in gold)
+    assert verbal["parsing"]["predicate_f1"] == predicate_detection(only(gold), only(predicted)).f1
+    assert main(["evaluate", "--run", str(lisa_run), "--data", data, "--limit", "5", "--predicates", "verbal"]) == 0
+    assert ", verbal predicates" in capsys.readouterr().out
+    assert main(["evaluate", "--run", str(deepatt_run), "--data", data, "--limit", "5", "--predicates", "verbal"]) == 2
+    assert capsys.readouterr().err.strip() == ("error: --predicates verbal: this model predicts no POS tags, which tell "
+                                               "verbs (LISA and SA do); score all predicates")

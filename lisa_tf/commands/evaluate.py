@@ -18,6 +18,10 @@ def add_arguments(parser):
     parser.add_argument("--gold-parse", action="store_true", help="inject the data's own gold heads (LISA)")
     parser.add_argument("--data-parse", help="CoNLL-U file with the data's gold heads (when the data has none)")
     parser.add_argument("--gold-predicates", action="store_true", help="score with the gold predicates given")
+    parser.add_argument("--predicates", choices=("all", "verbal"), default="all",
+                        help="all (default): score every predicate; verbal: only those at the tokens the model's own "
+                             "tags call verbs, gold and predicted alike, as predict --predicates verbal keeps them "
+                             "(no nouns, no auxiliaries; LISA and SA, which predict POS tags)")
     parser.add_argument("--weights", default="best", help="with --run: best (default), final, or a weights file")
     parser.add_argument("--limit", type=int, default=0, help="evaluate the first N sentences only")
     parser.add_argument("--out", help="write the metrics JSON here (and Markdown beside it)")
@@ -65,7 +69,7 @@ def run(args) -> int:
 
     check(args)
     options = dict(data_format=args.format, parse=args.parse, gold_parse=args.gold_parse, data_parse=args.data_parse,
-                   gold_predicates=args.gold_predicates, limit=args.limit)
+                   gold_predicates=args.gold_predicates, limit=args.limit, predicates=args.predicates)
     if args.model is not None:
         metrics = evaluate_model(args.model, args.data, **options)
     else:

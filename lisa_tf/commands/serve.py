@@ -12,6 +12,12 @@ A SavedModel is a program: loading one runs its graph, which can read and write 
 model directories you trust, and keep others from writing into ``--model_base_path`` (every new
 version directory there is loaded).
 
+A packaged model or a trained run directory (its best weights) given as ``--model_base_path`` is
+served from its SavedModel export, built on the first start into a cache that later starts reuse
+(:mod:`lisa_tf.export_cache`)::
+
+    python -m lisa_tf serve --model_name mine --model_base_path runs/mine --rest_api_port 8501
+
 The highest numeric version directory under ``--model_base_path`` is served (``--num_versions``
 for more), and the directory is polled every ``--file_system_poll_wait_seconds`` for new versions,
 which replace the old once loaded; a version that fails to load is logged once and skipped. Requests
@@ -47,8 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model_name", default="srl", help="the NAME in /v1/models/NAME (default srl)")
     parser.add_argument("--model_base_path", default=None,
                         help="directory holding numeric version directories (1/, 2/, ...) of SavedModels, or a "
-                             "packaged model, whose export is built on first start into a cache that later starts "
-                             "reuse (default: the shipped model called --model_name, models/NAME); a SavedModel is a "
+                             "packaged model or a trained run directory (its best weights), whose export is built on "
+                             "first start into a cache that later starts reuse (default: the shipped model called --model_name, models/NAME); a SavedModel is a "
                              "program that runs when loaded: serve only directories you trust, and let no one else "
                              "write to them")
     parser.add_argument("--port", type=int, default=None,
@@ -128,11 +134,14 @@ def run(args: argparse.Namespace) -> int:
     rest_server.check_port(args.rest_api_host, args.rest_api_port, "--rest_api_port")
     if args.port is not None:
         rest_server.check_port(args.rest_api_host, args.port, "--port")
-    from lisa_tf.packaging import is_package, shipped_model
+    import pathlib
+
+    from lisa_tf.packaging import KERAS_FILE, shipped_model
 
     if args.model_base_path is None:  # the shipped model called --model_name
         args.model_base_path = str(shipped_model(args.model_name, "--model_base_path"))
-    if is_package(args.model_base_path):  # served from its export, built once (lisa_tf.export_cache)
+    if (pathlib.Path(args.model_base_path) / KERAS_FILE).is_file():
+        # a package or a run: served from its export, built once (lisa_tf.export_cache)
         from export.cache_build import build_export
 
         args.model_base_path = str(build_export(args.model_base_path, report=lambda line: print(line, flush=True)))

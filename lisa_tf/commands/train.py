@@ -57,6 +57,10 @@ def checked_config(config_path, overrides, out, init=None):
         raise UserError(f"--config is required for a new run ({saved} does not exist)")
     validate_config(config)
     check_same_model(config, out)
+    if init and not saved.exists():  # a model of other settings is refused before the run directory is made
+        from lisa_tf.training.init_from_model import check_same_settings
+
+        check_same_settings(config, model)
     try:  # last: a config refused above leaves nothing behind
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):

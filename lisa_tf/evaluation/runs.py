@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Optional, Sequence
 
 from data_pipeline.errors import UserError
+from data_pipeline.predicate_kinds import NO_POS_TAGS, verbal_sentences
 from data_pipeline.readers.conllu import attach_parse, read_conllu
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.splits import read_split
@@ -62,10 +63,12 @@ def evaluate_runs(
     limit: int = 0,
     token_budget: int = 4096,
     return_sentences: bool = False,
+    predicates: str = "all",
 ):
     """Metrics of one run, or of an ensemble of runs (averaged softmax), on ``data``.
 
-    With ``return_sentences`` the result is ``(metrics, gold, predicted)``.
+    With ``return_sentences`` the result is ``(metrics, gold, predicted)``; ``predicates="verbal"``
+    scores the verbal predicates only (:func:`_srl_metrics`).
     """
     if parse and gold_parse:
         raise EvaluationError("--parse and --gold-parse are exclusive: inject one parse")
@@ -79,7 +82,8 @@ def evaluate_runs(
     gold, parsed = _read_data(data, data_format or config.data.format, data_parse, parse, limit)
     return evaluate_models(models, gold, names=list(runs), data=data, parse=parsed, parse_name=parse,
                            gold_parse=gold_parse, gold_predicates=gold_predicates, token_budget=token_budget,
-                           return_sentences=return_sentences, training=(config.data.train, config.data.format))
+                           return_sentences=return_sentences, training=(config.data.train, config.data.format),
+                           predicates=predicates)
 
 
 def evaluate_model(
@@ -93,6 +97,7 @@ def evaluate_model(
     limit: int = 0,
     token_budget: int = 4096,
     return_sentences: bool = False,
+    predicates: str = "all",
 ):
     """Metrics of what ``evaluate --model`` names, as for a run: a run directory, a packaged model
     (also by its name: ``srl``), a ``.keras`` file, or a SavedModel export (labelled through its
@@ -111,7 +116,8 @@ def evaluate_model(
         raise EvaluationError(f"--model {error}") from None
     if not is_package(path) and (path / MODEL_FILE).exists() and (path / "config.json").exists():
         return evaluate_runs([str(path)], data, data_format, parse, gold_parse, data_parse, gold_predicates,
-                             limit=limit, token_budget=token_budget, return_sentences=return_sentences)
+                             limit=limit, token_budget=token_budget, return_sentences=return_sentences,
+                             predicates=predicates)
     export = None
     if is_package(path):
         recorded, loaded = path / PACKAGE_ASSETS / "config.json", load_model_file(path / KERAS_FILE)
@@ -133,7 +139,7 @@ def evaluate_model(
         data_format = record["data"]["format"]
     gold, parsed = _read_data(data, data_format, data_parse, parse, limit)
     options = dict(data=data, parse=parsed, parse_name=parse, gold_parse=gold_parse, gold_predicates=gold_predicates,
-                   return_sentences=return_sentences)
+                   return_sentences=return_sentences, predicates=predicates)
     if export is not None:
         # scored on every sentence, as the .keras path is: the serving limit is not an evaluation's
         export.max_sentence_tokens = max([export.max_sentence_tokens] + [len(s) for s in gold])
@@ -155,6 +161,7 @@ def evaluate_models(
     token_budget: int = 4096,
     return_sentences: bool = False,
     training: Optional[tuple[str, str]] = None,
+    predicates: str = "all",
 ):
     """Metrics of loaded models (one, or an ensemble) on the ``gold`` sentences of ``data``: what
     :func:`evaluate_runs` computes once the runs are loaded; ``names`` label the models in the
@@ -162,6 +169,8 @@ def evaluate_models(
     with a sense head, ``training`` (the training data's path and format, where it can be read) gives
     the most-frequent-sense baseline beside the sense accuracy."""
     vocabs = models[0].vocabularies()
+    if predicates == "verbal" and models[0].layout != "sentence":  # before labelling: POS tags are LISA's and SA's
+        raise EvaluationError(f"--predicates verbal: {NO_POS_TAGS}; score all predicates")
     if isinstance(models[0], DependencyParser):
         return _evaluate_parser(models, names, data, gold, token_budget, return_sentences)
     inputs = gold
@@ -180,7 +189,7 @@ def evaluate_models(
     metrics = _srl_metrics(gold, predicted, names, data, _condition(gold_parse, parse_name if parse is not None else None),
                            gold_predicates or not predicts_predicates, vocabs.srl.entries,
                            finds_predicates=models[0].layout == "sentence" or (predicts_predicates and not gold_predicates),
-                           own_parse=models[0].layout == "sentence" and not injected)
+                           own_parse=models[0].layout == "sentence" and not injected, predicates=predicates)
     if getattr(models[0], "sense_head", None) is not None:
         metrics["senses"] = _sense_metrics(gold, predicted, training)
     return (metrics, gold, predicted) if return_sentences else metrics
@@ -204,10 +213,17 @@ def _condition(gold_parse: bool, parse_name: Optional[str]) -> str:
 
 
 def _srl_metrics(gold, predicted, names, data, condition: str, gold_predicates: bool, tags,
-                 finds_predicates: bool, own_parse: bool) -> dict:
+                 finds_predicates: bool, own_parse: bool, predicates: str = "all") -> dict:
     """The SRL metrics of ``predicted`` against ``gold``: srl-eval both conventions, the labels the
     model cannot predict, and where the model finds its own predicates (and predicts POS and a parse),
-    predicate detection (and POS accuracy, UAS/LAS)."""
+    predicate detection (and POS accuracy, UAS/LAS). ``predicates="verbal"``: of the predicates at
+    the tokens the model's own tags call verbal, gold and predicted alike
+    (:func:`data_pipeline.predicate_kinds.verbal_sentences`, as ``predict --predicates verbal``)."""
+    if predicates == "verbal":
+        try:
+            gold, predicted = verbal_sentences(gold, predicted)
+        except ValueError as error:
+            raise EvaluationError(f"--predicates verbal: {error}; score all predicates") from None
     metrics = {
         "runs": list(names),
         "data": data,
@@ -218,6 +234,8 @@ def _srl_metrics(gold, predicted, names, data, condition: str, gold_predicates: 
         "srl_swap": score(gold, predicted, swap=True),
         "unseen_labels": unseen_labels(gold, tags),
     }
+    if predicates == "verbal":
+        metrics["predicates"] = "verbal"
     if finds_predicates:
         layers = ["predicates"]
         if predicted[0].pos is not None and gold[0].pos is not None:
@@ -243,7 +261,7 @@ def _frame_sentence(gold: Sentence, frame: dict) -> Sentence:
 
 def evaluate_export(predictor, gold: Sequence[Sentence], *, name: str, data: str, parse: Optional[Sequence] = None,
                     parse_name: Optional[str] = None, gold_parse: bool = False, gold_predicates: bool = False,
-                    return_sentences: bool = False):
+                    return_sentences: bool = False, predicates: str = "all"):
     """:func:`evaluate_models` for a SavedModel export (an :class:`~lisa_tf.predictor.ExportPredictor`):
     the gold sentences' tokens are labelled through its signatures and scored alike."""
     inputs = attach_parse(gold, parse, parse_name) if parse is not None else gold
@@ -259,7 +277,7 @@ def evaluate_export(predictor, gold: Sequence[Sentence], *, name: str, data: str
     predicted = [_frame_sentence(g, f) for g, f in zip(gold, frames)]
     metrics = _srl_metrics(gold, predicted, [name], data, _condition(gold_parse, parse_name if parse is not None else None),
                            given is not None, predictor.srl_tags(), finds_predicates=given is None,
-                           own_parse=not injected)
+                           own_parse=not injected, predicates=predicates)
     return (metrics, gold, predicted) if return_sentences else metrics
 
 
@@ -283,6 +301,7 @@ def metrics_markdown(metrics: dict) -> str:
         return parsing_table({" + ".join(metrics["runs"]): metrics["parsing"]},
                              caption="Parsing (punctuation excluded from UAS/LAS)")
     name = " + ".join(metrics["runs"]) + ("" if metrics["condition"] == "own parse" else f" ({metrics['condition']})")
+    name += ", verbal predicates" if metrics.get("predicates") == "verbal" else ""
     parts = [
         srl_table({name: {"single run": metrics["srl"], "swap (He et al.)": metrics["srl_swap"]}}, caption="SRL"),
     ]
