@@ -247,7 +247,8 @@ def build(name: str, model_config: ModelConfig, vocabs: Vocabularies):
     """The model of a benchmark name."""
     if name == "keras_hub_paper":
         return HubTagger(model_config, len(vocabs.words), len(vocabs.srl.entries), name="keras_hub")
-    return build_model(model_config, vocabs)
+    # the papers' networks: no sense head (the keras-hub tagger has none to compare with)
+    return build_model(dataclasses.replace(model_config, sense_loss_weight=0.0), vocabs)
 
 
 def sample_batches(train_sentences, vocabs: Vocabularies, layout: str, batch_tokens: int, count: int, attach=None):

@@ -11,7 +11,6 @@ import os
 import pathlib
 from typing import Callable, Iterator
 
-from export.saved_model import export_package, export_run
 from lisa_tf.export_cache import ExportCacheError, export_base
 from lisa_tf.packaging import is_package
 
@@ -45,6 +44,9 @@ def build_export(package: str | os.PathLike, report: Callable[[str], None] = pri
         with locked(base.with_name(f".{base.name}.lock")):
             if not (base / "1" / "saved_model.pb").exists():
                 report(f"building the SavedModel export of {package} into {base} (once; later starts reuse it)")
+                # imported only to build: a start from a built export loads no Keras model code
+                from export.saved_model import export_package, export_run
+
                 if is_package(package):
                     export_package(package, base / "1")
                 else:

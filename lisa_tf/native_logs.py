@@ -62,9 +62,6 @@ def import_tensorflow() -> None:
             import tensorflow as tf
 
             gpus = len(tf.config.list_physical_devices("GPU"))
-            # oneDNN's note on the kernels it lacks is logged once per process, by the first graph
-            # that needs one (an int32 transpose does): here, where it is captured
-            tf.function(tf.transpose)(tf.zeros([2, 2], tf.int32))
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)

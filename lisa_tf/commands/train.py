@@ -61,6 +61,7 @@ def checked_config(config_path, overrides, out, init=None):
         from lisa_tf.training.init_from_model import check_same_settings
 
         check_same_settings(config, model)
+    created = not out.exists()
     try:  # last: a config refused above leaves nothing behind
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
@@ -68,6 +69,8 @@ def checked_config(config_path, overrides, out, init=None):
     except OSError as error:
         raise RunError(f"--out {out}: cannot be written ({error.strerror or error}); expected a run directory in a "
                        "writable location") from None
+    if created:  # the run makes it when it starts: data refused on reading leaves nothing behind either
+        out.rmdir()
     return config
 
 
