@@ -16,7 +16,8 @@ from tests.conftest import ROOT
 def test_the_package_list_is_the_source_tree():
     listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
     found = sorted(str(p.parent.relative_to(ROOT)).replace(os.sep, ".")
-                   for top in ("lisa_tf", "data_pipeline", "export") for p in (ROOT / top).rglob("__init__.py"))
+                   for top in ("lisa_tf", "lisa_tf_spacy", "data_pipeline", "export")
+                   for p in (ROOT / top).rglob("__init__.py"))
     assert sorted(listed) == sorted(found + ["lisa_tf.shipped_models"])
 
 
@@ -25,9 +26,9 @@ def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
     elsewhere.mkdir()
     source = tmp_path / "source"  # the files a clone has: the build's scratch files stay out of the checkout
     source.mkdir()
-    for name in ("pyproject.toml", "requirements.txt", "LICENSE"):
+    for name in ("pyproject.toml", "requirements.txt", "requirements-spacy.txt", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
-    for name in ("lisa_tf", "data_pipeline", "export", "models"):
+    for name in ("lisa_tf", "lisa_tf_spacy", "data_pipeline", "export", "models"):
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
                             "--quiet", "-w", str(wheels)], cwd=tmp_path, capture_output=True, text=True, timeout=600)

@@ -1,0 +1,248 @@
+"""Semantic role labelling as a spaCy pipeline component: ``nlp.add_pipe("lisa_srl")``.
+
+The factory ``lisa_srl`` is registered with spaCy through the ``spacy_factories`` entry point of the
+``lisa_tf[spacy]`` install, so a config file or ``spacy.load`` finds it without importing ``lisa_tf``
+first::
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("lisa_srl", config={"model": "srl-fast"})
+    doc = nlp("The dog barked at the mailman.")
+    doc._.frames            # [{"token": 2, "text": "barked", "arguments": [{"role": "ARG0", ...}], ...}]
+    doc.spans["srl_2"]      # the frame of token 2: [The dog (ARG0), at the mailman (ARG2), barked (V)]
+
+The component labels spaCy's own tokens and sentences (``doc.sents``, from a sentencizer, senter or
+parser): each sentence's tokens go to :meth:`lisa_tf.predictor.Predictor.label` as
+``predict(tokens=...)`` would send them, so every span lies exactly on spaCy tokens and the frames
+are those ``predict`` gives for the same tokens. Whitespace tokens (``token.is_space``: the
+``"\\n\\n"`` between paragraphs) are not words of the language the model was trained on and are not
+sent; a span never starts or ends on one. A Doc without sentence boundaries is refused with an error
+that names the fix (add a sentencizer before ``lisa_srl``): the component does not split sentences
+itself, so the boundaries are always the pipeline's own.
+
+Results, all plain JSON data kept where ``DocBin`` and ``Doc.to_bytes`` keep them:
+
+- one :class:`~spacy.tokens.SpanGroup` per frame, ``doc.spans["srl_<token>"]`` (``<token>`` the
+  predicate's index in the Doc; the prefix is the ``spans_prefix`` config): its spans are the
+  arguments, labelled with their roles, in the order of the frame's ``arguments``, then the
+  predicate itself labelled ``V`` whose ``kb_id_`` is the predicted sense where the model has one;
+  the group's ``attrs["lisa_srl"]`` is the whole frame. ``displacy.render(doc, style="span",
+  options={"spans_key": "srl_2"})`` draws it.
+- ``doc._.frames``: the frames of the Doc in token order, read from those groups. Each is a
+  predicate dict of :mod:`lisa_tf.predictor` with every key it has (sense and role meanings
+  included, where the model gives them), its positions in the Doc's terms (``token``,
+  ``token_start``/``token_end`` index the Doc's tokens, ``start``/``end`` its characters, ``text``
+  is the Doc's text), plus ``sentence`` (the sentence's index in the Doc) and ``spans_key``.
+- ``doc._.srl_skipped``: the sentences left unlabelled because they are longer than the model's
+  limit (with ``over_limit = "skip"``), each with its token span and the reason; they are also the
+  spans of ``doc.spans["srl_skipped"]``.
+
+``nlp.pipe(texts, batch_size=N)`` labels the sentences of N Docs in one call, packed into batches
+of at most ``token_budget`` padded tokens on the compiled path. The model is referenced, not copied:
+``nlp.to_disk`` writes the config (a shipped model's name, or the path given), and ``spacy.load``
+loads that model again, so give an absolute path for a model of your own. Reading a ``DocBin``
+back needs the ``doc._`` extensions registered: ``import lisa_tf_spacy`` (loading a
+pipeline with ``lisa_srl`` does it).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Iterable, Iterator, Optional
+
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.util import minibatch
+
+from data_pipeline.errors import UserError
+from data_pipeline.input_limits import InputTooLong
+from data_pipeline.predicate_kinds import check_kind
+
+#: The ``SpanGroup.attrs`` key that holds a frame.
+FRAME_ATTR = "lisa_srl"
+#: The ``SpanGroup.attrs`` key that holds the skipped sentences.
+SKIPPED_ATTR = "lisa_srl_skipped"
+#: The choices of the ``over_limit`` config.
+OVER_LIMIT = ("raise", "skip")
+
+
+#: The loaded models, shared by the components that use the same one while any of them lives.
+_PREDICTORS: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+
+
+class SpacyComponentError(UserError):
+    """A ``lisa_srl`` config value or an input Doc is wrong: names the config key or the fix."""
+
+
+def shared_predictor(model: str, token_budget: int, max_sentence_tokens: Optional[int]):
+    """:func:`lisa_tf.predictor.load` of ``model``, loaded once per process: pipelines built with the
+    same model, budget and limit (two configs, ``spacy.load`` of a saved pipeline beside the one that
+    saved it) share one predictor, its weights and its compiled functions, while any of them lives."""
+    from lisa_tf.packaging import model_path
+    from lisa_tf.predictor import load
+
+    key = (str(model_path(model).resolve()), token_budget, max_sentence_tokens)
+    predictor = _PREDICTORS.get(key)
+    if predictor is None:
+        predictor = _PREDICTORS[key] = load(key[0], token_budget=token_budget, max_sentence_tokens=max_sentence_tokens)
+    return predictor
+
+
+def frames_of(doc: Doc) -> list[dict]:
+    """``doc._.frames``: the frames of ``doc`` in token order (module docstring)."""
+    return sorted((group.attrs[FRAME_ATTR] for group in doc.spans.values() if FRAME_ATTR in group.attrs),
+                  key=lambda frame: frame["token"])
+
+
+def skipped_of(doc: Doc) -> list[dict]:
+    """``doc._.srl_skipped``: the sentences left unlabelled, in order (module docstring)."""
+    return [entry for group in doc.spans.values() for entry in group.attrs.get(SKIPPED_ATTR, [])]
+
+
+Doc.set_extension("frames", getter=frames_of, force=True)
+Doc.set_extension("srl_skipped", getter=skipped_of, force=True)
+
+
+def _preview(span: Span, words: int = 6) -> str:
+    tokens = [t.text for t in span if not t.is_space]
+    return " ".join(tokens[:words]) + (" ..." if len(tokens) > words else "")
+
+
+class SrlComponent(Pipe):
+    """Labels the frames of each Doc's sentences with a lisa_tf model (see the module docstring).
+
+    Args:
+        nlp: the pipeline (its vocabulary is not used: the model has its own).
+        name: the component's name in the pipeline.
+        model: a shipped model's name (``"srl"``, ``"srl-fast"``), a packaged model, a run directory,
+            a ``.keras`` file or a SavedModel export (:func:`lisa_tf.predictor.load`).
+        predicates: ``"all"`` the predicates the model finds, ``"verbal"`` its verb frames only
+            (:mod:`data_pipeline.predicate_kinds`).
+        over_limit: ``"raise"`` refuses a sentence longer than the model's limit with
+            :class:`~data_pipeline.input_limits.InputTooLong`; ``"skip"`` leaves it unlabelled and
+            lists it in ``doc._.srl_skipped``.
+        token_budget: most padded tokens per batch of the model.
+        max_sentence_tokens: the longest sentence labelled; ``None``: the model's longest training
+            sentence (:mod:`data_pipeline.input_limits`).
+        spans_prefix: the frames' SpanGroups are ``doc.spans[f"{spans_prefix}_{token}"]``.
+
+    Raises:
+        SpacyComponentError: a config value is wrong, or the model is missing (names the key).
+    """
+
+    def __init__(self, nlp: Language, name: str = "lisa_srl", *, model: str = "srl", predicates: str = "all",
+                 over_limit: str = "raise", token_budget: int = 4096, max_sentence_tokens: Optional[int] = None,
+                 spans_prefix: str = "srl"):
+        from lisa_tf.predictor import PredictionInputError
+
+        self.name = name
+        try:
+            self.predicates = check_kind(predicates)
+        except ValueError as error:
+            raise SpacyComponentError(f"{name} config {error}") from None
+        if over_limit not in OVER_LIMIT:
+            raise SpacyComponentError(f"{name} config over_limit: expected one of {', '.join(OVER_LIMIT)}, "
+                                      f"found {over_limit!r}")
+        if not spans_prefix:
+            raise SpacyComponentError(f"{name} config spans_prefix: expected a non-empty name")
+        self.over_limit = over_limit
+        self.spans_prefix = spans_prefix
+        try:
+            self.predictor = shared_predictor(model, token_budget, max_sentence_tokens)
+        except PredictionInputError as error:
+            raise SpacyComponentError(f"{name} config {error}") from None
+        except (UserError, FileNotFoundError) as error:
+            raise SpacyComponentError(f"{name} config model: {error}") from None
+
+    def __call__(self, doc: Doc) -> Doc:
+        """Label the frames of ``doc`` (module docstring)."""
+        self._label([doc])
+        return doc
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """Label ``batch_size`` Docs at a time: their sentences share the model's batches."""
+        error_handler = self.get_error_handler()
+        for docs in minibatch(stream, size=batch_size):
+            try:
+                self._label(docs)
+            except Exception as error:  # noqa: BLE001 - spaCy's error handler decides (it raises by default)
+                error_handler(self.name, self, docs, error)
+            yield from docs
+
+    def _clear(self, doc: Doc) -> None:
+        """Remove the groups an earlier run of this component wrote on ``doc``."""
+        for key in [k for k, group in doc.spans.items() if FRAME_ATTR in group.attrs or SKIPPED_ATTR in group.attrs]:
+            del doc.spans[key]
+
+    def _label(self, docs: list[Doc]) -> None:
+        units = []  # (doc, sentence index, sentence span, the Doc indices of the tokens sent to the model)
+        for doc in docs:
+            self._clear(doc)
+            if not len(doc):
+                continue
+            if not doc.has_annotation("SENT_START"):
+                raise SpacyComponentError(
+                    f"{self.name}: the Doc has no sentence boundaries ({_preview(doc[:], 8)!r}); add a sentencizer, "
+                    f"senter or parser before it: nlp.add_pipe(\"sentencizer\", before=\"{self.name}\")")
+            units.extend((doc, k, sent, [t.i for t in sent if not t.is_space]) for k, sent in enumerate(doc.sents))
+        if not units:
+            return
+        inputs = self.predictor.prepare(tokens=[[doc[i].text for i in kept] for doc, _, _, kept in units],
+                                        over_limit="skip")
+        if self.over_limit == "raise":
+            for (doc, k, sent, _), (_, _, skipped) in zip(units, inputs):
+                if skipped:
+                    raise InputTooLong(
+                        f"{self.name}: sentence {k + 1} of the Doc (tokens {sent.start}..{sent.end - 1}, "
+                        f"{_preview(sent)!r}): {skipped['reason']}; in spaCy: the component's config "
+                        f"max_sentence_tokens, or over_limit = \"skip\" to leave it unlabelled (doc._.srl_skipped)")
+        results = self.predictor.label(inputs, predicates=self.predicates)
+        skipped_of_doc: dict = {}  # id(doc) -> (doc, [(sentence span, entry), ...])
+        for (doc, k, sent, kept), (_, _, skipped), result in zip(units, inputs, results):
+            if skipped:
+                skipped_of_doc.setdefault(id(doc), (doc, []))[1].append((sent, {
+                    "sentence": k, "token_start": sent.start, "token_end": sent.end, "tokens": len(kept),
+                    "reason": skipped["reason"]}))
+                continue
+            for predicate in result["predicates"]:
+                self._add_frame(doc, k, kept, predicate)
+        for doc, entries in skipped_of_doc.values():
+            key = f"{self.spans_prefix}_skipped"
+            doc.spans[key] = SpanGroup(doc, name=key, attrs={SKIPPED_ATTR: [entry for _, entry in entries]},
+                                       spans=[Span(doc, sent.start, sent.end, label="skipped") for sent, _ in entries])
+
+    def _add_frame(self, doc: Doc, sentence: int, kept: list[int], predicate: dict) -> None:
+        """One predicate dict of :mod:`lisa_tf.predictor` (positions in the sentence's kept tokens) as
+        a frame in the Doc's terms and its SpanGroup; every other key is carried as it is."""
+        position = kept[predicate["token"]]
+        token = doc[position]
+        key = f"{self.spans_prefix}_{position}"
+        arguments, spans = [], []
+        for argument in predicate["arguments"]:
+            span = doc[kept[argument["token_start"]] : kept[argument["token_end"] - 1] + 1]
+            arguments.append({**argument, "token_start": span.start, "token_end": span.end,
+                              "start": span.start_char, "end": span.end_char, "text": span.text})
+            spans.append(Span(doc, span.start, span.end, label=argument["role"]))
+        frame = {**predicate, "token": position, "start": token.idx, "end": token.idx + len(token),
+                 "text": token.text, "arguments": arguments, "sentence": sentence, "spans_key": key}
+        spans.append(Span(doc, position, position + 1, label="V", kb_id=str(frame.get("sense") or "")))
+        doc.spans[key] = SpanGroup(doc, name=key, attrs={FRAME_ATTR: frame}, spans=spans)
+
+
+@Language.factory(
+    "lisa_srl",
+    default_config={"model": "srl", "predicates": "all", "over_limit": "raise", "token_budget": 4096,
+                    "max_sentence_tokens": None, "spans_prefix": "srl"},
+    assigns=["doc.spans", "doc._.frames", "doc._.srl_skipped"],
+    requires=["token.is_sent_start"],
+)
+def make_lisa_srl(nlp: Language, name: str, model: str, predicates: str, over_limit: str, token_budget: int,
+                  max_sentence_tokens: Optional[int], spans_prefix: str) -> SrlComponent:
+    """The ``lisa_srl`` factory: an :class:`SrlComponent` with the config's values."""
+    return SrlComponent(nlp, name, model=model, predicates=predicates, over_limit=over_limit,
+                        token_budget=token_budget, max_sentence_tokens=max_sentence_tokens,
+                        spans_prefix=spans_prefix)
+
+
+__all__ = ["SpacyComponentError", "SrlComponent", "frames_of", "make_lisa_srl", "shared_predictor", "skipped_of"]

@@ -1,0 +1,202 @@
+"""The ``lisa_srl`` spaCy component (lisa_tf_spacy/component.py) with the shipped fast model on real
+EWT test sentences: its frames are ``predict(tokens=...)`` on spaCy's tokens, they survive DocBin,
+``Doc.to_bytes`` and ``nlp.to_disk``/``spacy.load`` (spaCy finds the factory through the entry
+point), and empty Docs, Docs without sentences, sentences over the limit and a missing model each
+get what the module docstring promises."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import spacy  # the spaCy extra (requirements-spacy.txt), installed by tools/ensure_venv.sh
+from spacy import displacy
+from spacy.tokens import Doc, DocBin
+
+from benchmarks.raw_text_srl import texts_of
+from data_pipeline.input_limits import InputTooLong
+from lisa_tf_spacy import SpacyComponentError
+from tests.conftest import DATA
+
+MODEL = "srl-fast"
+#: A paragraph break (a whitespace token) between two sentences, and a contraction spaCy splits.
+EXTRA = "The cat sat on the mat.\n\nMr. Smith didn't agree with the board."
+
+
+def ewt_texts(count: int) -> list[str]:
+    """The ``# text`` lines of the first ``count`` EWT test sentences."""
+    return texts_of(DATA / "propbank-ewt" / "test.conllu.gz")[:count]
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("lisa_srl", config={"model": MODEL})
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def docs(nlp):
+    return list(nlp.pipe(ewt_texts(10) + [EXTRA], batch_size=4))
+
+
+def _words(sent) -> list[str]:
+    return [t.text for t in sent if not t.is_space]
+
+
+def test_frames_are_predict_on_spacys_tokens(nlp, docs):
+    predictor = nlp.get_pipe("lisa_srl").predictor
+    sentences = [(doc, k, sent) for doc in docs for k, sent in enumerate(doc.sents)]
+    expected = predictor.predict(tokens=[_words(sent) for _, _, sent in sentences])
+    want: dict = {}
+    for (doc, k, sent), result in zip(sentences, expected):
+        kept = [t.i for t in sent if not t.is_space]  # the Doc index of each word sent
+        for predicate in result["predicates"]:
+            token = doc[kept[predicate["token"]]]
+            arguments = [{**a, "token_start": kept[a["token_start"]], "token_end": kept[a["token_end"] - 1] + 1,
+                          "start": doc[kept[a["token_start"]]].idx,
+                          "end": doc[kept[a["token_end"] - 1]].idx + len(doc[kept[a["token_end"] - 1]]),
+                          "text": doc[kept[a["token_start"]]: kept[a["token_end"] - 1] + 1].text}
+                         for a in predicate["arguments"]]
+            want.setdefault(id(doc), []).append(
+                {**predicate, "token": token.i, "start": token.idx, "end": token.idx + len(token), "text": token.text,
+                 "arguments": arguments, "sentence": k, "spans_key": f"srl_{token.i}"})
+    assert sum(len(v) for v in want.values()) >= 15  # real frames, not an empty comparison
+    for doc in docs:
+        assert doc._.frames == want.get(id(doc), [])
+        for frame in doc._.frames:
+            group = doc.spans[frame["spans_key"]]
+            assert [(s.start, s.end, s.label_) for s in group] == [
+                (a["token_start"], a["token_end"], a["role"]) for a in frame["arguments"]] + [
+                (frame["token"], frame["token"] + 1, "V")]
+            assert group.attrs["lisa_srl"] == frame
+    # the paragraph break is a whitespace token inside the first sentence span: never sent, never a span edge
+    extra = docs[-1]
+    space = [t.i for t in extra if t.is_space]
+    assert space and all(a["token_start"] not in space and a["token_end"] - 1 not in space
+                         for f in extra._.frames for a in f["arguments"])
+    assert "agree" in [f["text"] for f in extra._.frames]
+    json.dumps([d._.frames for d in docs])  # plain JSON data
+
+
+def test_pipe_labels_the_sentences_of_several_docs_in_one_call(nlp, monkeypatch):
+    predictor = nlp.get_pipe("lisa_srl").predictor
+    calls = []
+    label = predictor.label
+    monkeypatch.setattr(predictor, "label", lambda inputs, **kw: calls.append(len(inputs)) or label(inputs, **kw))
+    texts = ewt_texts(6)
+    sentences = [len(list(doc.sents)) for doc in nlp.pipe(texts, batch_size=3)]
+    list(nlp.pipe(texts, batch_size=6))
+    assert calls == [sum(sentences[:3]), sum(sentences[3:]), sum(sentences)]
+
+
+def test_docbin_and_to_bytes_keep_every_frame(nlp, docs):
+    before = [d._.frames for d in docs]
+    assert any(before)
+    data = DocBin(docs=docs).to_bytes()  # the default: user_data is not stored, span groups are
+    again = list(DocBin().from_bytes(data).get_docs(nlp.vocab))
+    assert [d._.frames for d in again] == before
+    for old, new in zip(docs, again):
+        assert {k: [(s.start, s.end, s.label_, s.kb_id_) for s in g] for k, g in new.spans.items()} == \
+               {k: [(s.start, s.end, s.label_, s.kb_id_) for s in g] for k, g in old.spans.items()}
+        assert Doc(nlp.vocab).from_bytes(old.to_bytes())._.frames == old._.frames
+
+
+def test_to_disk_then_spacy_load_gives_the_same_frames(nlp, docs, tmp_path):
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.pipe_names == ["sentencizer", "lisa_srl"]
+    assert loaded.get_pipe_config("lisa_srl") == nlp.get_pipe_config("lisa_srl")
+    assert [d._.frames for d in loaded.pipe([d.text for d in docs], batch_size=4)] == [d._.frames for d in docs]
+    # the same model, budget and limit: one predictor in the process, not a second copy of the weights
+    assert loaded.get_pipe("lisa_srl").predictor is nlp.get_pipe("lisa_srl").predictor
+
+
+def test_spacy_finds_the_factory_through_its_entry_point_without_importing_tensorflow(tmp_path):
+    """spaCy imports every ``spacy_factories`` entry point whenever it makes a pipeline: a new process's
+    ``spacy.blank`` finds ``lisa_srl`` and its config without importing lisa_tf or TensorFlow (they are
+    imported when a component is made)."""
+    script = ("import json, sys, spacy; from spacy.language import Language; spacy.blank('en'); "
+              "meta = Language.get_factory_meta('lisa_srl'); "
+              "print(json.dumps([meta.default_config, sorted(m for m in ('lisa_tf', 'tensorflow') if m in sys.modules)]))")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed project, as a user has it
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    config, imported = json.loads(done.stdout)
+    assert config["model"] == "srl" and config["over_limit"] == "raise" and imported == []
+
+
+def test_an_empty_doc_and_a_blank_one_have_no_frames(nlp):
+    for text in ("", "  \n\n "):
+        doc = nlp(text)
+        assert doc._.frames == [] and doc._.srl_skipped == [] and len(doc.spans) == 0
+
+
+def test_a_doc_without_sentence_boundaries_names_the_fix(nlp):
+    doc = nlp.make_doc("The dog barked at the mailman.")  # the tokenizer only: no sentencizer ran
+    with pytest.raises(SpacyComponentError, match=r'no sentence boundaries .*nlp.add_pipe\("sentencizer", '
+                                                  r'before="lisa_srl"\)'):
+        nlp.get_pipe("lisa_srl")(doc)
+
+
+def test_a_sentence_over_the_limit_raises_or_is_skipped_and_listed(nlp, tmp_path):
+    limit = nlp.get_pipe("lisa_srl").predictor.max_sentence_tokens
+    long = " ".join(["the dog barked and"] * (limit // 4 + 1)) + " ran."
+    text = f"The cat sat on the mat. {long}"
+    with pytest.raises(InputTooLong, match=r"lisa_srl: sentence 2 of the Doc \(tokens 7\.\..*over the model's limit "
+                                           rf"of {limit} tokens.*max_sentence_tokens.*over_limit = \"skip\""):
+        nlp(text)
+    skipping = spacy.blank("en")
+    skipping.add_pipe("sentencizer")
+    skipping.add_pipe("lisa_srl", config={"model": MODEL, "over_limit": "skip"})
+    doc = skipping(text)
+    [skipped] = doc._.srl_skipped
+    assert skipped["sentence"] == 1 and skipped["token_start"] == 7 and skipped["token_end"] == len(doc)
+    assert skipped["tokens"] == len(doc) - 7 > limit and "over the model's limit" in skipped["reason"]
+    assert [f["text"] for f in doc._.frames] == ["sat"] and all(f["token"] < 7 for f in doc._.frames)
+    assert [(s.start, s.end, s.label_) for s in doc.spans["srl_skipped"]] == [(7, len(doc), "skipped")]
+    again = list(DocBin(docs=[doc]).from_bytes(DocBin(docs=[doc]).to_bytes()).get_docs(skipping.vocab))[0]
+    assert again._.srl_skipped == doc._.srl_skipped and again._.frames == doc._.frames
+
+
+def test_a_model_that_does_not_exist_is_one_clear_error(tmp_path):
+    nlp = spacy.blank("en")
+    missing = tmp_path / "no-such-model"
+    with pytest.raises(SpacyComponentError) as raised:
+        nlp.add_pipe("lisa_srl", config={"model": str(missing)})
+    message = str(raised.value)
+    assert message == f"lisa_srl config model: {missing}: no such file or directory"
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__  # one error, not a chain
+    with pytest.raises(SpacyComponentError, match=r"lisa_srl config model: no-such-name: .*shipped: .*srl-fast"):
+        nlp.add_pipe("lisa_srl", config={"model": "no-such-name"})
+    with pytest.raises(SpacyComponentError, match=r"lisa_srl config predicates: expected one of all, verbal"):
+        nlp.add_pipe("lisa_srl", config={"model": MODEL, "predicates": "nouns"})
+    with pytest.raises(SpacyComponentError, match=r"lisa_srl config over_limit: expected one of raise, skip"):
+        nlp.add_pipe("lisa_srl", config={"model": MODEL, "over_limit": "truncate"})
+    assert nlp.pipe_names == []
+
+
+def test_verbal_predicates_are_predicts_verbal_frames(nlp, docs):
+    verbal = spacy.blank("en")
+    verbal.add_pipe("sentencizer")
+    verbal.add_pipe("lisa_srl", config={"model": MODEL, "predicates": "verbal"})
+    doc = verbal(docs[-1].text)
+    predictor = nlp.get_pipe("lisa_srl").predictor
+    expected = predictor.predict(tokens=[_words(s) for s in doc.sents], predicates="verbal")
+    assert [f["text"] for f in doc._.frames] == [p["text"] for r in expected for p in r["predicates"]]
+    assert "did" in [f["text"] for f in docs[-1]._.frames] and "did" not in [f["text"] for f in doc._.frames]
+
+
+def test_labelling_a_doc_again_replaces_its_frames_and_displacy_draws_one(nlp):
+    doc = nlp("Mr. Smith didn't agree with the board.")
+    keys = sorted(doc.spans)
+    nlp.get_pipe("lisa_srl")(doc)
+    assert sorted(doc.spans) == keys
+    [frame] = [f for f in doc._.frames if f["text"] == "agree"]
+    html = displacy.render(doc, style="span", options={"spans_key": frame["spans_key"]})
+    assert all(a["role"] in html for a in frame["arguments"]) and ">V<" in html.replace(" ", "").replace("\n", "")
