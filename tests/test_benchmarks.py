@@ -213,3 +213,21 @@ def test_cli_start_benchmark_runs_on_a_tiny_model(lisa_run, tmp_path):
     for name in ("error_missing_input", "error_missing_model", "import_tensorflow", "predict_first", "predict_second"):
         assert report[name]["runs"] == 1 and report[name]["median_s"] > 0
     assert len(report["targets"]) == 2 and "second predict" in done.stdout
+
+
+def test_spacy_pipe_benchmark_compares_the_same_sentences(tmp_path):
+    out = tmp_path / "spacy_pipe.json"
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "benchmarks/spacy_pipe.py", "--model", "srl-fast", "--sentences", "8",
+         "--batch-size", "4", "--repeats", "1", "--out", str(out)],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["texts"] == 8 and report["sentences"] >= 8 and report["tokens"] > report["sentences"]
+    assert report["frames"] > 0 and report["frames_equal"] is True and report["largest_score_difference"] < 0.001
+    assert len(report["spacy_pipe_seconds"]) == len(report["predict_seconds"]) == 1
+    assert 0 < report["spacy_pipe_label_seconds"][0] < report["spacy_pipe_seconds"][0]
+    assert report["ratio"] == report["spacy_pipe_tokens_per_second"] / report["predict_tokens_per_second"]
+    assert report["predict_tokens_per_second"] == report["tokens"] / report["predict_seconds"][0]
+    assert "nlp.pipe / predict" in done.stdout

@@ -137,8 +137,8 @@ def test_the_site_builds_strictly(tmp_path):
     assert "WARNING" not in done.stderr, done.stderr
     # the offline plugin writes NAME.html pages (they open from disk)
     pages = {p.relative_to(site).as_posix() for p in site.glob("**/*.html")}
-    for name in ("getting-started", "labelling", "serving", "training", "adapting", "scaling-out", "benchmarks",
-                 "reference/api", "reference/cli", "models/srl", "models/srl-fast", "licences"):
+    for name in ("getting-started", "labelling", "spacy", "serving", "training", "adapting", "scaling-out",
+                 "benchmarks", "reference/api", "reference/cli", "models/srl", "models/srl-fast", "licences"):
         assert f"{name}.html" in pages, name
     api = (site / "reference" / "api.html").read_text(encoding="utf-8")
     assert 'id="lisa_tf.predictor.load"' in api and "token_budget" in api
@@ -204,8 +204,9 @@ def test_an_output_block_is_what_its_command_prints():
 
 def test_pages_render_in_a_browser(tmp_path):
     """The built site opened from disk (the offline plugin's pages) in headless Chromium: the serving
-    page and the API reference of ``lisa_tf.load`` render with their headings and navigation;
-    screenshots go to ``benchmarks/out/docs_serving.png`` and ``docs_api_load.png``."""
+    page and the API reference of ``lisa_tf.load`` render with their headings and navigation, and the
+    spaCy page's displaCy picture (drawn at build time) shows the frame's roles; screenshots go to
+    ``benchmarks/out/docs_serving.png``, ``docs_api_load.png`` and ``docs_spacy_displacy.png``."""
     from benchmarks import demo_browser
 
     missing = demo_browser.missing()
@@ -231,6 +232,12 @@ def test_pages_render_in_a_browser(tmp_path):
         heading = driver.find_element(By.ID, "lisa_tf.predictor.load")
         assert "load" in heading.text and heading.is_displayed()
         driver.save_screenshot(str(out / "docs_api_load.png"))
+        driver.get((site / "spacy.html").as_uri() + "#a-frame-in-displacy")
+        picture = driver.find_element(By.CSS_SELECTOR, "article div.spans")
+        assert picture.is_displayed() and picture.size["height"] > 40
+        shown = picture.text.split()
+        assert {"barked", "mailman", "V", "ARG0"} <= set(shown), shown
+        driver.save_screenshot(str(out / "docs_spacy_displacy.png"))
     finally:
         driver.quit()
 
