@@ -2,11 +2,12 @@
 
 The factory ``lisa_srl`` is registered with spaCy through the ``spacy_factories`` entry point of the
 ``lisa_tf[spacy]`` install, so a config file or ``spacy.load`` finds it without importing ``lisa_tf``
-first::
+first (this module imports neither lisa_tf nor TensorFlow: they are imported when a component is
+made)::
 
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
-    nlp.add_pipe("lisa_srl", config={"model": "srl-fast"})
+    nlp.add_pipe("lisa_srl")  # the shipped model "srl"; config={"model": "srl-fast"} for the fast one
     doc = nlp("The dog barked at the mailman.")
     doc._.frames            # [{"token": 2, "text": "barked", "arguments": [{"role": "ARG0", ...}], ...}]
     doc.spans["srl_2"]      # the frame of token 2: [The dog (ARG0), at the mailman (ARG2), barked (V)]
@@ -40,8 +41,9 @@ Results, all plain JSON data kept where ``DocBin`` and ``Doc.to_bytes`` keep the
 ``nlp.pipe(texts, batch_size=N)`` labels the sentences of N Docs in one call, packed into batches
 of at most ``token_budget`` padded tokens on the compiled path. The model is referenced, not copied:
 ``nlp.to_disk`` writes the config (a shipped model's name, or the path given), and ``spacy.load``
-loads that model again, so give an absolute path for a model of your own. Reading a ``DocBin``
-back needs the ``doc._`` extensions registered: ``import lisa_tf_spacy`` (loading a
+loads that model again, so give an absolute path for a model of your own; components of one process
+with the same model, budget and limit share one loaded copy (:func:`shared_predictor`). Reading a
+``DocBin`` back needs the ``doc._`` extensions registered: ``import lisa_tf_spacy`` (loading a
 pipeline with ``lisa_srl`` does it).
 """
 

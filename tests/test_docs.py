@@ -83,6 +83,23 @@ def _check_flags(program: list[str], words: list[str]) -> str:
     return "flags checked"
 
 
+def _check_pip_install(words: list[str]) -> str:
+    """A documented ``pip install``: each ``-r FILE`` is a file of the repository, each ``lisa_tf[EXTRA]``
+    an optional dependency of ``pyproject.toml``, each flag one of the pip flags the pages use."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    extras = project["tool"]["setuptools"]["dynamic"]["optional-dependencies"]
+    for before, word in zip([""] + words, words):
+        if before in ("-r", "--requirement"):
+            assert (ROOT / word).is_file(), word
+        elif word.startswith("-"):
+            assert word in ("-r", "--requirement", "--no-deps", "--require-hashes", "--quiet", "--editable", "-e"), word
+        elif match := re.fullmatch(r"lisa_tf\[([\w,-]+)\]", word):
+            assert set(match.group(1).split(",")) <= set(extras), (word, sorted(extras))
+    return "files and extras checked"
+
+
 def check_command(words: list[str]) -> str:
     """Parse one documented command as its program would; returns how it was checked."""
     from lisa_tf.cli import parse_arguments
@@ -107,6 +124,8 @@ def check_command(words: list[str]) -> str:
         return _check_flags(words[1:4], words[4:])  # python -m data_pipeline.X COMMAND …
     if program == "curl":
         return "run"
+    if program == "pip" and words[1:2] == ["install"]:
+        return _check_pip_install(words[2:])
     assert program in NOT_RUN, f"a documented command nothing checks: {' '.join(words)}"
     return "not run"
 
@@ -124,6 +143,8 @@ def test_a_renamed_flag_fails_the_docs_check():
         check_command(["./run_experiments.sh", "open", "--model", "lisa"])
     with pytest.raises(AssertionError):
         check_command(["python", "benchmarks/label_corpus.py", "--worker", "2"])
+    with pytest.raises(AssertionError):
+        check_command(["pip", "install", "lisa_tf[spacey]"])
     with pytest.raises(AssertionError):
         check_command(["python", "-m", "data_pipeline.frame_index", "build", "frames", "--output", "f.json.gz"])
 

@@ -124,7 +124,8 @@ def test_spacy_finds_the_factory_through_its_entry_point_without_importing_tenso
     imported when a component is made)."""
     script = ("import json, sys, spacy; from spacy.language import Language; spacy.blank('en'); "
               "meta = Language.get_factory_meta('lisa_srl'); "
-              "print(json.dumps([meta.default_config, sorted(m for m in ('lisa_tf', 'tensorflow') if m in sys.modules)]))")
+              "imported = sorted(m for m in ('lisa_tf', 'tensorflow') if m in sys.modules); "
+              "print(json.dumps([meta.default_config, imported]))")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed project, as a user has it
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)
@@ -162,7 +163,7 @@ def test_a_sentence_over_the_limit_raises_or_is_skipped_and_listed(nlp, tmp_path
     assert skipped["tokens"] == len(doc) - 7 > limit and "over the model's limit" in skipped["reason"]
     assert [f["text"] for f in doc._.frames] == ["sat"] and all(f["token"] < 7 for f in doc._.frames)
     assert [(s.start, s.end, s.label_) for s in doc.spans["srl_skipped"]] == [(7, len(doc), "skipped")]
-    again = list(DocBin(docs=[doc]).from_bytes(DocBin(docs=[doc]).to_bytes()).get_docs(skipping.vocab))[0]
+    again = list(DocBin().from_bytes(DocBin(docs=[doc]).to_bytes()).get_docs(skipping.vocab))[0]
     assert again._.srl_skipped == doc._.srl_skipped and again._.frames == doc._.frames
 
 
@@ -202,3 +203,31 @@ def test_labelling_a_doc_again_replaces_its_frames_and_displacy_draws_one(nlp):
     [frame] = [f for f in doc._.frames if f["text"] == "agree"]
     html = displacy.render(doc, style="span", options={"spans_key": frame["spans_key"]})
     assert all(a["role"] in html for a in frame["arguments"]) and ">V<" in html.replace(" ", "").replace("\n", "")
+
+
+def test_every_key_of_a_predicate_and_an_argument_is_carried_and_the_sense_is_the_v_spans_kb_id(nlp, monkeypatch):
+    """Keys the predictor adds (a model with senses gives ``sense``, ``sense_name``, and per argument its
+    ``description``, ``function_tag``, ``vn_role``) reach ``doc._.frames`` as they are, and survive DocBin."""
+    predictor = nlp.get_pipe("lisa_srl").predictor
+    label = predictor.label
+
+    def with_senses(inputs, **options):
+        results = label(inputs, **options)
+        for result in results:
+            for predicate in result["predicates"]:
+                predicate.update(sense=f"{predicate['text'].lower()}.01", sense_name="a meaning", sense_source="model")
+                for k, argument in enumerate(predicate["arguments"]):
+                    argument.update(description=f"role {k}", function_tag=None, vn_role=["agent", "theme"][k % 2])
+        return results
+
+    monkeypatch.setattr(predictor, "label", with_senses)
+    doc = nlp("Mr. Smith didn't agree with the board.")
+    [frame] = [f for f in doc._.frames if f["text"] == "agree"]
+    assert frame["sense"] == "agree.01" and frame["sense_name"] == "a meaning" and frame["sense_source"] == "model"
+    assert [a["vn_role"] for a in frame["arguments"]] == ["agent", "theme", "agent"][: len(frame["arguments"])]
+    assert all(a["description"] == f"role {k}" and a["function_tag"] is None for k, a in enumerate(frame["arguments"]))
+    [v] = [s for s in doc.spans[frame["spans_key"]] if s.label_ == "V"]
+    assert v.kb_id_ == "agree.01"
+    again = list(DocBin().from_bytes(DocBin(docs=[doc]).to_bytes()).get_docs(nlp.vocab))[0]
+    assert again._.frames == doc._.frames
+    assert [s.kb_id_ for s in again.spans[frame["spans_key"]] if s.label_ == "V"] == ["agree.01"]
