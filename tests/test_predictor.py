@@ -65,7 +65,8 @@ def test_raw_text_offsets_index_the_input(lisa_run):
             assert f"[V: {predicate['text']}]" in predicate["description"]
             for argument in predicate["arguments"]:
                 assert TEXT[argument["start"]:argument["end"]] == argument["text"]
-                assert f"[{argument['role']}: " in predicate["description"]
+                meaning = f" {argument['description']}" if "description" in argument else ""
+                assert f"[{argument['role']}{meaning}: " in predicate["description"]
                 assert 0.0 < argument["score"] <= 1.0
 
 
@@ -77,6 +78,15 @@ def test_description_keeps_the_predicate_when_an_argument_covers_it():
     # an argument tagged over its own predicate (a model's mistake) keeps the predicate visible
     covering = describe(tokens, said, [Span(0, 4, "ARG1")])
     assert covering == "[ARG1: The company [V: said] it expects] growth ."
+    shown = describe(tokens, said, [Span(0, 1, "ARG0"), Span(3, 5, "ARG1")], {Span(0, 1, "ARG0"): "ARG0 sayer"})
+    assert shown == "[ARG0 sayer: The company] [V: said] [ARG1: it expects growth] ."
+
+
+def _senses(results):
+    """Each predicate's sense fields and its arguments' meanings (all but the spans and scores)."""
+    return [[({k: p[k] for k in ("sense", "sense_source", "sense_name")},
+              [{k: a[k] for k in ("description", "function_tag", "vn_role") if k in a} for a in p["arguments"]])
+             for p in r["predicates"]] for r in results]
 
 
 def test_given_predicates_and_parse_are_checked(lisa_run, deepatt_run):
@@ -100,6 +110,10 @@ def test_export_predictor_answers_like_the_model(lisa_export):
     from_model = lisa_tf.load(run).predict(tokens=sentences)
     from_export = lisa_tf.load(export.parent).predict(tokens=sentences)  # base directory: latest version
     assert [_spans(r) for r in from_export] == [_spans(r) for r in from_model]
+    # the export's senses (its senses/sense_sources outputs) give the dicts the Keras model's give
+    assert _senses(from_export) == _senses(from_model)
+    assert sum(p["sense_name"] is not None for r in from_model for p in r["predicates"]) > 5
+    assert sum("description" in a for r in from_model for p in r["predicates"] for a in p["arguments"]) > 10
     for a, b in zip(from_export, from_model):
         scores = [x["score"] for p in a["predicates"] for x in p["arguments"]]
         assert scores == pytest.approx([x["score"] for p in b["predicates"] for x in p["arguments"]], abs=1e-3)
@@ -182,6 +196,10 @@ def test_predict_command(lisa_run, tmp_path):
                               for p in s.predicates}) for s in read] == [
         ([t["text"] for t in r["tokens"]], [t["pos"] for t in r["tokens"]], _spans(r)) for r in lines]
     assert sum(len(s.predicates) for s in read) > 0
+    # the frameset column holds the sense number of the predicted roleset (kill.01: lemma kill, frameset 01)
+    assert [[p.roleset for p in s.predicates] for s in read] == [[p["sense"] for p in r["predicates"]] for r in lines]
+    killed = next(line.split() for line in conll12.read_text().splitlines() if " killed " in line)
+    assert killed[6:8] == ["kill", "01"]
     done = subprocess.run(base + ["--input", str(tmp_path / "missing.txt")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith("error:")
     assert "missing.txt" in done.stderr
