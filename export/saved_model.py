@@ -9,7 +9,18 @@ writes a SavedModel with ``keras.export.ExportArchive``: the model's variables, 
 same in-graph features as training: lower-casing, the word table, masks, predicate indicator, head
 convention), the Viterbi decoder (for the parser, Eisner's tree decoder), and the label-name tables
 read from ``assets/`` (``srl_labels.tsv``, ``pos_tags.tsv``, ``dep_labels.tsv``, and ``upos_tags.tsv`` when
-the data had UPOS; one ``entry<TAB>id`` per line). Only the signatures below are exported; Keras adds none of its own.
+the data had UPOS, ``senses.tsv`` with a sense head; one ``entry<TAB>id`` per line). Only the signatures below are exported; Keras adds none of its own.
+
+A model with a sense head (:mod:`lisa_tf.models.sense_head`) also answers each predicate's roleset, in
+every signature: ``senses`` string [B, P] (``kill.01``; ``""`` pad), ``sense_sources`` string [B, P]
+(``"model"``: :func:`sense_outputs`; ``""`` pad) and ``sense_names`` string [B, P] (the roleset's name,
+``""`` where unknown); [B] in the predicate models' ``serving_default`` and ``sentences``. The ``text``
+signatures add per argument what its role means for the predicate's roleset: ``argument_descriptions``,
+``argument_function_tags`` and ``argument_vn_roles`` string [B, P, S] (``""`` where the roleset lacks the
+role, and on padding). Names and meanings come from string tables (:class:`FrameMeanings`) written at
+export time from a PropBank frame index (the shipped one, or ``frames=``) with the strings of
+:mod:`lisa_tf.frame_meanings`, which every other output prints; the index's ``ATTRIBUTION`` and
+``LICENSE`` go into ``assets/`` as ``frames_ATTRIBUTION`` and ``frames_LICENSE``.
 
 Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
 
