@@ -4,6 +4,7 @@ sentences: frames agree with the scorer's path, offsets index the input, bad inp
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -139,6 +140,7 @@ def test_export_predictor_batches_answer_like_the_model_with_given_predicates_an
     from_export = lisa_tf.load(deepatt_export, token_budget=64).predict(tokens=sentences, predicates=given)
     assert [_spans(r) for r in from_export] == [_spans(r) for r in from_model]
     assert [sorted(_spans(r)) for r in from_export] == given
+    assert _senses(from_export) == _senses(from_model)  # one sense per (sentence, predicate) row: senses [B]
 
 
 def test_predict_command(lisa_run, tmp_path):
@@ -269,3 +271,24 @@ def test_evaluate_takes_every_kind_of_model(lisa_run, lisa_export, tmp_path, cap
     assert by_export["parsing"]["predicate_f1"] == pytest.approx(by_run["parsing"]["predicate_f1"], abs=1.0)
     assert main(["evaluate", "--model", "no-such-model", "--data", data]) == 2
     assert "--model no-such-model: no such file or directory" in capsys.readouterr().err
+
+
+def test_another_frame_index_gives_the_meanings(lisa_export, tmp_path):
+    """``load(..., frames=PATH)``: the meanings come from the index given (PropBank 3.1's bark.xml only,
+    which lacks kill.01), for a run and an export alike; the shipped index names kill.01."""
+    from data_pipeline.frame_index import FrameIndex
+    from tests.conftest import FIXTURES
+
+    run, export = lisa_export
+    path = tmp_path / "frames.json.gz"
+    FrameIndex.from_frame_files(FIXTURES / "propbank-frames" / "v3.1", {
+        "repository": "https://github.com/propbank/propbank-frames", "commit": "v3.1", "licence": "CC BY-SA 4.0",
+        "attribution": "PropBank frame files 3.1"}).save(path)
+    text = "Guerrillas killed an engineer, Asi Ali, from Tikrit."
+    [shipped] = [p for p in lisa_tf.load(run).predict(text)[0]["predicates"] if p["sense"] == "kill.01"]
+    assert shipped["sense_name"] == "cause to die, murder"
+    for model in (run, export):
+        [other] = [p for p in lisa_tf.load(model, frames=path).predict(text)[0]["predicates"] if p["text"] == "killed"]
+        assert (other["sense"], other["sense_source"], other["sense_name"]) == ("kill.01", "model", None)
+        assert not any("description" in a for a in other["arguments"])
+        assert other["description"] == re.sub(r"\[(\S+) [^:\[\]]+:", r"[\1:", shipped["description"])  # no meanings
