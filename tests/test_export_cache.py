@@ -271,3 +271,19 @@ def test_serve_takes_a_trained_run_through_the_export_cache(lisa_run, cache, mon
     with pytest.raises(Started):
         serve.run(parser.parse_args(args))
     assert served[1] == base and "building" not in capsys.readouterr().out
+
+
+def test_a_new_frame_index_gets_a_new_export(package, tmp_path, monkeypatch):
+    """A sense model's export holds meaning tables built from the shipped frame index: another index is
+    another cache key, never the stale export."""
+    import shutil
+
+    import lisa_tf.export_cache as export_cache
+
+    before = export_cache.package_key(package)
+    copy = tmp_path / "frames.json.gz"
+    shutil.copy(export_cache.DEFAULT_FRAME_INDEX, copy)
+    monkeypatch.setattr(export_cache, "DEFAULT_FRAME_INDEX", copy)
+    assert export_cache.package_key(package) == before
+    copy.write_bytes(copy.read_bytes() + b"\n")
+    assert export_cache.package_key(package) != before
