@@ -50,8 +50,17 @@ from xml.parsers import expat
 from data_pipeline.errors import DataFormatError, UserError
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-#: the frame index shipped with the repository (PropBank frames, see its ATTRIBUTION)
-DEFAULT_FRAME_INDEX = ROOT / "data" / "propbank-frames" / "frames.json.gz"
+
+
+def _shipped_frames() -> pathlib.Path:
+    """Where the shipped frame index is: ``data/propbank-frames`` of the repository; after ``pip install
+    .``, the installed copy (``data_pipeline/propbank_frames``, pyproject.toml)."""
+    repository = ROOT / "data" / "propbank-frames"
+    return repository if repository.is_dir() else pathlib.Path(__file__).resolve().parent / "propbank_frames"
+
+
+#: the frame index shipped with the repository (PropBank frames, see the ATTRIBUTION and LICENSE beside it)
+DEFAULT_FRAME_INDEX = _shipped_frames() / "frames.json.gz"
 #: ``format`` of a saved index
 FORMAT = "lisa_tf.frame_index/1"
 #: the role numbers a frame file may give (upper-cased: ``n="m"`` is ``M``)

@@ -29,7 +29,8 @@ PER_TOKEN = ("tokens", "token_starts", "token_ends", "predicate_flags", "pos", "
 #: Outputs with one row per predicate [N, P, ...]; ``predicate_positions`` and the argument token spans hold
 #: token indices.
 PER_PREDICATE = ("predicate_positions", "argument_roles", "argument_token_starts", "argument_token_ends",
-                 "argument_starts", "argument_ends", "argument_scores", "predicate_verbal")
+                 "argument_starts", "argument_ends", "argument_scores", "predicate_verbal", "senses", "sense_sources",
+                 "sense_names", "argument_descriptions", "argument_function_tags", "argument_vn_roles")
 _TOKEN_INDICES = {"heads": 1, "predicate_positions": 0, "argument_token_starts": 0, "argument_token_ends": 0}
 
 

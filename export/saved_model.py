@@ -9,7 +9,18 @@ writes a SavedModel with ``keras.export.ExportArchive``: the model's variables, 
 same in-graph features as training: lower-casing, the word table, masks, predicate indicator, head
 convention), the Viterbi decoder (for the parser, Eisner's tree decoder), and the label-name tables
 read from ``assets/`` (``srl_labels.tsv``, ``pos_tags.tsv``, ``dep_labels.tsv``, and ``upos_tags.tsv`` when
-the data had UPOS; one ``entry<TAB>id`` per line). Only the signatures below are exported; Keras adds none of its own.
+the data had UPOS, ``senses.tsv`` with a sense head; one ``entry<TAB>id`` per line). Only the signatures below are exported; Keras adds none of its own.
+
+A model with a sense head (:mod:`lisa_tf.models.sense_head`) also answers each predicate's roleset, in
+every signature: ``senses`` string [B, P] (``kill.01``; ``""`` pad), ``sense_sources`` string [B, P]
+(``"model"``: :func:`sense_outputs`; ``""`` pad) and ``sense_names`` string [B, P] (the roleset's name,
+``""`` where unknown); [B] in the predicate models' ``serving_default`` and ``sentences``. The ``text``
+signatures add per argument what its role means for the predicate's roleset: ``argument_descriptions``,
+``argument_function_tags`` and ``argument_vn_roles`` string [B, P, S] (``""`` where the roleset lacks the
+role, and on padding). Names and meanings come from string tables (:class:`FrameMeanings`) written at
+export time from a PropBank frame index (the shipped one, or ``frames=``) with the strings of
+:mod:`lisa_tf.frame_meanings`, which every other output prints; the index's ``ATTRIBUTION`` and
+``LICENSE`` go into ``assets/`` as ``frames_ATTRIBUTION`` and ``frames_LICENSE``.
 
 Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
 
@@ -107,15 +118,19 @@ def _write_table_asset(directory: pathlib.Path, name: str, entries) -> str:
 
 
 class LabelNames(tf.Module):
-    """The id → name tables of the model's outputs, each read from an asset file."""
+    """The id → name tables of the model's outputs, each read from an asset file (with a sense head,
+    ``senses.tsv``: the rolesets of ``model.sense_labels``)."""
 
     def __init__(self, model, asset_dir: pathlib.Path):
         super().__init__(name="label_names")
+        senses = model.sense_labels if getattr(model, "sense_head", None) is not None else None
         self.assets = {
             kind: tf.saved_model.Asset(_write_table_asset(asset_dir, file, labels))
             for kind, file, labels in (("srl", "srl_labels", model.srl_labels), ("pos", "pos_tags", model.pos_labels),
-                                       ("dep", "dep_labels", model.dep_labels), ("upos", "upos_tags", model.upos_labels))
-            if kind != "upos" or labels  # models before the UPOS vocabulary, and data without UPOS, have none
+                                       ("dep", "dep_labels", model.dep_labels), ("upos", "upos_tags", model.upos_labels),
+                                       ("sense", "senses", senses))
+            # models before the UPOS vocabulary, and data without UPOS, have none; models without a sense head
+            if kind not in ("upos", "sense") or labels
         }
         self.tables = {kind: _name_table(asset.asset_path) for kind, asset in self.assets.items()}
 
@@ -123,10 +138,71 @@ class LabelNames(tf.Module):
         return tf.where(mask, self.tables[kind].lookup(tf.cast(ids, tf.int64)), "")
 
 
-def serving_functions(model, names: LabelNames) -> dict:
-    """The signatures of the module docstring as ``name -> (function, input signature)``."""
+class FrameMeanings(tf.Module):
+    """What the rolesets and their roles mean, looked up in-graph: string → string tables read from
+    asset files (one ``key<TAB>value`` per line) written at export time from a frame index with the
+    strings :func:`lisa_tf.frame_meanings.tables` gives every other output: ``sense_names.tsv`` keyed by
+    roleset id, ``description.tsv``, ``function_tag.tsv`` and ``vn_role.tsv`` keyed by
+    ``roleset|label`` (``bark.01|ARG0``). Unknown keys give ``""``."""
+
+    def __init__(self, index, asset_dir: pathlib.Path):
+        from lisa_tf.frame_meanings import tables
+
+        super().__init__(name="frame_meanings")
+        self.assets = {}
+        for name, rows in tables(index).items():
+            path = asset_dir / f"{name}.tsv"
+            path.write_text("".join(f"{key}\t{value}\n" for key, value in rows), encoding="utf-8")
+            self.assets[name] = tf.saved_model.Asset(str(path))
+        self.tables = {
+            name: tf.lookup.StaticHashTable(
+                tf.lookup.TextFileInitializer(asset.asset_path, tf.string, 0, tf.string, 1, delimiter="\t"),
+                default_value="")
+            for name, asset in self.assets.items()}
+
+    def sense_names(self, senses):
+        """The roleset names of ``senses`` (any shape; ``""`` where unknown)."""
+        return self.tables["sense_names"].lookup(senses)
+
+    def arguments(self, senses, roles) -> dict:
+        """Per argument of ``roles`` [B, P, S] (``""`` pad) of the predicates whose rolesets are
+        ``senses`` [B, P]: ``argument_descriptions``, ``argument_function_tags`` and
+        ``argument_vn_roles`` ([B, P, S], ``""`` where unknown). A ``C-``/``R-`` argument takes its role's."""
+        from lisa_tf.frame_meanings import ARGUMENT_KEYS, ROLE_KEY, ROLE_PREFIX
+
+        rolesets = tf.broadcast_to(senses[..., None], tf.shape(roles))
+        keys = tf.strings.join([rolesets, tf.strings.regex_replace(roles, ROLE_PREFIX, "")], separator=ROLE_KEY)
+        real = tf.logical_and(rolesets != "", roles != "")
+        return {output: tf.where(real, self.tables[key].lookup(keys), "") for key, output in ARGUMENT_KEYS.items()}
+
+
+def sense_outputs(decoded: dict, positions, names: LabelNames) -> dict:
+    """``senses`` (roleset id, ``""`` pad) and ``sense_sources`` (``"model"``, ``""`` pad) of each
+    predicate, from the decoded ``senses`` ids: ``decoded["senses"]`` [B, T] (token t as predicate)
+    gathered at ``positions`` [B, P] (−1 pad), or, with ``positions`` None, [B] (one predicate per
+    row). ``{}`` for a model without a sense head."""
+    if "senses" not in decoded:
+        return {}
+    ids = decoded["senses"]
+    if positions is None:
+        real = tf.ones_like(ids, tf.bool)
+    else:
+        ids, real = tf.gather(ids, tf.maximum(positions, 0), batch_dims=1), positions >= 0
+    return {"senses": names(ids, "sense", real), "sense_sources": tf.where(real, "model", "")}
+
+
+def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings] = None) -> dict:
+    """The signatures of the module docstring as ``name -> (function, input signature)``; ``meanings``
+    (a model with a sense head) adds the senses' names and the arguments' meanings."""
     layout = model.layout
     uses_syntax = getattr(model, "uses_syntax", False)
+
+    def with_senses(out, decoded, positions):
+        """``out`` with :func:`sense_outputs` and, from ``meanings``, ``sense_names``."""
+        senses = sense_outputs(decoded, positions, names)
+        if senses and meanings is not None:
+            senses["sense_names"] = meanings.sense_names(senses["senses"])
+        return out | senses
 
     def run(tokens, predicate_index=None, parse_heads=None):
         inputs = {"tokens": tokens}
@@ -161,14 +237,15 @@ def serving_functions(model, names: LabelNames) -> dict:
         decoded = decode_batch([model], batch, **options)
         mask = batch["token_mask"]
         if layout == "predicate":
-            return {"lengths": batch["length"], "srl_tags": names(decoded["srl_tags"], "srl", mask),
-                    "srl_scores": tf.where(mask, decoded["srl_tag_probs"], 0.0)}
+            return with_senses({"lengths": batch["length"], "srl_tags": names(decoded["srl_tags"], "srl", mask),
+                                "srl_scores": tf.where(mask, decoded["srl_tag_probs"], 0.0)}, decoded, None)
         flags = tf.logical_and(tf.cast(decoded["predicate_flags"], tf.bool), mask)
         positions = left_aligned(flags)
         safe = tf.maximum(positions, 0)
         tags = tf.gather(decoded["srl_tags"], safe, batch_dims=1)  # [B, P, T]
         probs = tf.gather(decoded["srl_tag_probs"], safe, batch_dims=1)  # [B, P, T]
-        out = per_predicate_outputs(batch, flags, positions, tags, probs) | syntax_outputs(decoded, mask)
+        out = with_senses(per_predicate_outputs(batch, flags, positions, tags, probs) | syntax_outputs(decoded, mask),
+                          decoded, positions)
         if "pos" in out:
             out["predicate_verbal"] = verbal(tokens, positions, out)
         return out
@@ -244,8 +321,12 @@ def serving_functions(model, names: LabelNames) -> dict:
         def by_sentence(values):  # [N, T] → [B, P, T]
             return tf.RaggedTensor.from_value_rowids(values, rows, nrows=count).to_tensor()
 
-        return per_predicate_outputs(batch, flags, left_aligned(flags), by_sentence(decoded["srl_tags"]),
-                                     by_sentence(decoded["srl_tag_probs"]))
+        positions = left_aligned(flags)
+        out = per_predicate_outputs(batch, flags, positions, by_sentence(decoded["srl_tags"]),
+                                    by_sentence(decoded["srl_tag_probs"]))
+        if "senses" in decoded:  # one per example: laid out by predicate token [B, T], as the sentence models'
+            decoded = {"senses": tf.scatter_nd(tf.cast(where, tf.int32), decoded["senses"], tf.shape(flags))}
+        return with_senses(out, decoded, positions)
 
     def split(sentences):
         words = tf.strings.split(tf.strings.strip(sentences))  # whitespace tokenisation, core ops
@@ -292,6 +373,10 @@ def serving_functions(model, names: LabelNames) -> dict:
             "argument_ends": tf.where(valid, tf.gather(char_ends, tf.maximum(last, 0), batch_dims=1), -1),
             "argument_scores": per_predicate(spans["score"], 0.0),
         })
+        if "senses" in out:
+            answer.update({key: out[key] for key in ("senses", "sense_sources", "sense_names") if key in out})
+            if meanings is not None:
+                answer.update(meanings.arguments(out["senses"], answer["argument_roles"]))
         if "pos" in out:
             answer["pos"] = out["pos"]
             answer["predicate_verbal"] = out["predicate_verbal"]
@@ -368,7 +453,8 @@ def _store_each_weight_once(archive: keras.export.ExportArchive) -> None:
                              for v in getattr(root, name)])
 
 
-def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str, pathlib.Path]] = None) -> pathlib.Path:
+def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str, pathlib.Path]] = None,
+                 frames: Optional[str | os.PathLike] = None) -> pathlib.Path:
     """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, the dependency parser included;
     float32) as a SavedModel to ``out_dir`` (new or empty: :func:`check_export_dir`).
 
@@ -382,14 +468,25 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         model: the model to export.
         out_dir: the version directory (``exports/srl/1``).
         assets: extra files copied into ``assets/`` under the given names.
+        frames: the frame index of the meaning tables of a model with a sense head
+            (:class:`FrameMeanings`; default: the shipped one).
     """
+    from lisa_tf.frame_meanings import attribution_files, check_frames, frame_index
+
     out_dir = check_export_dir(out_dir)
+    frames = check_frames(frames)
     with partial_directory(out_dir) as build, tempfile.TemporaryDirectory() as scratch:
         names = LabelNames(model, pathlib.Path(scratch))
         archive = keras.export.ExportArchive()
         archive.track(model)
         archive.track(names)
-        functions = serving_functions(model, names)
+        meanings = None
+        if "sense" in names.tables and not isinstance(model, DependencyParser):
+            meanings = FrameMeanings(frame_index(frames), pathlib.Path(scratch))
+            archive.track(meanings)
+            # the meaning tables are derived from the frame files: their attribution and licence go along
+            assets = {**{f"frames_{name}": path for name, path in attribution_files(frames).items()}, **(assets or {})}
+        functions = serving_functions(model, names, meanings)
         for name, (function, signature) in functions.items():
             archive.add_endpoint(name, function, input_signature=signature)
         _store_each_weight_once(archive)
@@ -401,12 +498,12 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
 
 
 def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: str = "best",
-               model=None) -> pathlib.Path:
+               model=None, frames: Optional[str | os.PathLike] = None) -> pathlib.Path:
     """Export the run's model to ``out_dir`` (e.g. ``exports/srl/1``, TF-Serving layout); float32.
     ``weights``: ``best``, ``final``, ``model`` (the weights in ``model.keras``) or a path; ``model``:
     the run's model already loaded that way (float32), instead of loading it again. The run's
     ``config.json`` and ``vocab/vocab_info.json`` (the training data's sizes: the server's request
-    limits) go into the export's assets."""
+    limits) go into the export's assets. ``frames``: as for :func:`export_model`."""
     check_export_dir(out_dir)  # before the model is loaded
     if model is None:
         model = load_run(run_dir, weights, dtype_policy="float32")
@@ -414,16 +511,18 @@ def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: 
     info = pathlib.Path(run_dir) / "vocab" / "vocab_info.json"
     if info.exists():
         assets["vocab_info.json"] = info
-    return export_model(model, out_dir, assets)
+    return export_model(model, out_dir, assets, frames)
 
 
-def export_package(package: str | os.PathLike, out_dir: str | os.PathLike) -> pathlib.Path:
+def export_package(package: str | os.PathLike, out_dir: str | os.PathLike,
+                   frames: Optional[str | os.PathLike] = None) -> pathlib.Path:
     """Export a packaged model (:mod:`lisa_tf.packaging`: ``model.keras`` with its run's
     ``assets/config.json`` and ``assets/vocab_info.json``, which become the export's assets) to
-    ``out_dir``; float32 whatever precision the package stores its weights in."""
+    ``out_dir``; float32 whatever precision the package stores its weights in. ``frames``: as for
+    :func:`export_model`."""
     package = pathlib.Path(package)
     check_export_dir(out_dir)  # before the model is loaded
     model = load_model_file(package / KERAS_FILE, dtype_policy="float32")
     assets = {name: package / PACKAGE_ASSETS / name for name in ("config.json", "vocab_info.json")
               if (package / PACKAGE_ASSETS / name).exists()}
-    return export_model(model, out_dir, assets)
+    return export_model(model, out_dir, assets, frames)

@@ -212,16 +212,20 @@ class LabelBlock(beam.DoFn):
         max_sentence_tokens: the sentence limit (longer sentences are dead letters).
         predicates: ``"all"`` or ``"verbal"`` (as ``predict --predicates``).
         tokenized: lines are sentences of space-separated tokens.
+        frames: the frame index of a sense model's meanings (``None``: the shipped one), readable where
+            the workers run.
     """
 
     def __init__(self, prefix: str, model: str, token_budget: int, max_sentence_tokens: int,
-                 predicates: str = "all", tokenized: bool = False, every: float = PROGRESS_SECONDS):
+                 predicates: str = "all", tokenized: bool = False, every: float = PROGRESS_SECONDS,
+                 frames: Optional[str] = None):
         self.prefix = prefix
         self.model = model
         self.token_budget = token_budget
         self.max_sentence_tokens = max_sentence_tokens
         self.predicates = predicates
         self.tokenized = tokenized
+        self.frames = frames
         self.every = every
         self.shared_model = shared.Shared()  # one model per worker process, whatever its threads
         self.counters = {name: Metrics.counter(NAMESPACE, name) for name in COUNTERS}
@@ -232,7 +236,7 @@ class LabelBlock(beam.DoFn):
 
         import_tensorflow()
         return load(self.model, token_budget=self.token_budget, max_sentence_tokens=self.max_sentence_tokens,
-                    prefer_export=True)
+                    prefer_export=True, frames=self.frames)
 
     def setup(self):
         self.predictor = self.shared_model.acquire(self._load)

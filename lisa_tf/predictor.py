@@ -11,6 +11,22 @@ version directory, or a base directory whose highest numbered version is used) o
                                     "end": 7, "text": "The cat", "score": 0.5781}, ...],
                      "description": "[ARG0: The cat] [V: sat] [ARG2: on the mat] ."}]}
 
+A model with a sense head (trained on data with a sense column, as PropBank-EWT's) adds each
+predicate's roleset and what it and its arguments mean, from a PropBank frame index
+(:mod:`lisa_tf.frame_meanings`; the shipped ``data/propbank-frames`` unless ``load(..., frames=PATH)``
+names another)::
+
+    {"token": 2, "text": "barked", ..., "sense": "bark.01", "sense_source": "model",
+     "sense_name": "vocalize like a dog",
+     "arguments": [{"role": "ARG0", ..., "text": "The dog", "score": 0.91, "description": "barker",
+                    "function_tag": "PAG", "vn_role": "agent"}, ...],
+     "description": "[ARG0 barker: The dog] [V: barked] [ARG2 hearer: at the mailman] ."}
+
+``sense_source`` is ``"model"``, ``"frame_index"`` (a fallback the model does not know) or ``"none"``
+(``sense`` null); ``sense_name`` is null where the index lacks the roleset; an argument's
+``description``, ``function_tag`` and ``vn_role`` are left out where unknown (see
+:mod:`lisa_tf.frame_meanings`). A model without a sense head gives none of these keys.
+
 Character offsets (``start``/``end``) index the text given, ends exclusive; token spans
 (``token_start``/``token_end``) likewise. ``pos``, ``head`` (CoNLL-U: 1-based, 0 = root) and ``deprel``
 (its UD dependency label) appear when the model predicts them (LISA; SA predicts ``pos``). An argument's ``score`` is the mean probability of its tags.
@@ -65,12 +81,16 @@ def _tokens_of_words(words: Sequence[str]) -> list[Token]:
     return out
 
 
-def describe(tokens: Sequence[Token], position: int, spans: Sequence[Span]) -> str:
-    """``[ARG0: The cat] [V: sat] [ARGM-LOC: on the mat] .`` (spans inclusive, non-overlapping).
+def describe(tokens: Sequence[Token], position: int, spans: Sequence[Span],
+             shown: Optional[dict[Span, str]] = None) -> str:
+    """``[ARG0: The cat] [V: sat] [ARGM-LOC: on the mat] .`` (spans inclusive, non-overlapping);
+    ``shown``: the label to print for a span instead of its role (``ARG0 barker``:
+    :func:`lisa_tf.frame_meanings.shown_role`).
 
     The decoder tags the predicate's own token like any other, so an argument may cover it
     (``[ARG1: The company [V: said] it expects]``); the predicate is then marked inside that
     argument, never dropped from the description (the demo page draws it the same way)."""
+    shown = shown or {}
 
     def words(span: Span) -> str:
         return " ".join(f"[V: {tokens[k].text}]" if k == position and span.label != "V" else tokens[k].text
@@ -86,20 +106,28 @@ def describe(tokens: Sequence[Token], position: int, spans: Sequence[Span]) -> s
             parts.append(tokens[i].text)
             i += 1
         else:
-            parts.append(f"[{span.label}: {words(span)}]")
+            parts.append(f"[{shown.get(span, span.label)}: {words(span)}]")
             i = span.end + 1
     return " ".join(parts)
 
 
-def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None, deprels=None) -> dict:
+def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None, deprels=None,
+          frames: Optional[str | os.PathLike] = None) -> dict:
     """One sentence's plain-data result (module docstring).
 
     Args:
         text: the text the token offsets index.
         tokens: the sentence's tokens.
-        predicates: ``(position, argument spans without V, per-token tag probabilities)`` triples.
+        predicates: ``(position, argument spans without V, per-token tag probabilities)`` triples, or
+            ``(..., sense)`` 4-tuples: ``sense`` None (a model without senses) or ``(roleset id, source)``
+            (:mod:`lisa_tf.frame_meanings`), which adds the predicate's sense and the meanings.
         pos, heads, deprels: predicted POS tags, CoNLL-U heads and dependency labels, or None.
+        frames: the frame index the meanings are read from (None: the shipped one); loaded on the
+            first sense.
     """
+    from lisa_tf import frame_meanings
+
+
     start = tokens[0].start if tokens else 0
     end = tokens[-1].end if tokens else 0
     token_rows = []
@@ -112,8 +140,9 @@ def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None, 
         if deprels is not None:
             row["deprel"] = str(deprels[i])
         token_rows.append(row)
-    frames = []
-    for position, spans, probs in predicates:
+    rows = []
+    for position, spans, probs, *rest in predicates:
+        sense = rest[0] if rest else None
         arguments = [
             {
                 "role": span.label,
@@ -127,9 +156,17 @@ def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None, 
             for span in spans
         ]
         token = tokens[position]
-        frames.append({"token": position, "text": token.text, "start": token.start, "end": token.end,
-                       "arguments": arguments, "description": describe(tokens, position, spans)})
-    return {"text": text[start:end], "tokens": token_rows, "predicates": frames}
+        entry = {"token": position, "text": token.text, "start": token.start, "end": token.end}
+        shown = None
+        if sense is not None:
+            index = frame_meanings.frame_index(frames)
+            entry.update(frame_meanings.sense_fields(index, *sense))
+            for argument in arguments:
+                argument.update(frame_meanings.role_meaning(index, entry["sense"] or "", argument["role"]))
+            shown = {span: frame_meanings.shown_role(argument) for span, argument in zip(spans, arguments)}
+        entry.update(arguments=arguments, description=describe(tokens, position, spans, shown))
+        rows.append(entry)
+    return {"text": text[start:end], "tokens": token_rows, "predicates": rows}
 
 
 def unlabelled(text: str, tokens: Sequence[Token], skipped: Optional[dict] = None) -> dict:
@@ -226,12 +263,18 @@ class Predictor:
         token_budget: most padded tokens per batch.
         max_sentence_tokens: the longest sentence labelled (:mod:`data_pipeline.input_limits`; ``None``: the
             fallback, as for a ``.keras`` file that records no training data sizes).
+        frames: the frame index of the senses' meanings (:mod:`lisa_tf.frame_meanings`; ``None``: the
+            shipped one), read when the first sense is labelled.
     """
 
-    def __init__(self, model, token_budget: int = 4096, max_sentence_tokens: Optional[int] = None):
+    def __init__(self, model, token_budget: int = 4096, max_sentence_tokens: Optional[int] = None,
+                 frames: Optional[str | os.PathLike] = None):
+        from lisa_tf.frame_meanings import check_frames
+
         self.model = model
         self.token_budget = _positive(token_budget, "token_budget")
         self.max_sentence_tokens = _positive(max_sentence_tokens or max_tokens_per_sentence(), "max_sentence_tokens")
+        self.frames = check_frames(frames)
 
     def prepare(self, text=None, *, tokens=None, paragraphs=None, over_limit: str = "raise") -> list:
         """The first half of :meth:`predict` (same arguments): :func:`prepare` with this predictor's
@@ -313,12 +356,23 @@ class Predictor:
         for s, sentence, tag_probs in zip(where, labelled, probs):
             text_, toks, _ = inputs[s]
             rows = [
-                (p.position, [a for a in p.arguments if a.label not in ("V", "C-V")], tag_probs[p.position])
+                (p.position, [a for a in p.arguments if a.label not in ("V", "C-V")], tag_probs[p.position],
+                 model_sense(p))
                 for p in sentence.predicates
             ]
             own = model.layout == "sentence"  # POS and heads are predicted in the sentence layout only
-            results[s] = frame(text_, toks, rows, *((sentence.pos, sentence.heads, sentence.dep_labels) if own else ()))
+            results[s] = frame(text_, toks, rows, *((sentence.pos, sentence.heads, sentence.dep_labels) if own else ()),
+                               frames=self.frames)
         return results
+
+
+def model_sense(predicate: Predicate) -> Optional[tuple[str, str]]:
+    """The sense of a predicate the Keras model labelled, as :func:`frame` takes it: None without a
+    sense head, else ``(its roleset, "model")``."""
+    return None if predicate.sense is None else (predicate.sense, "model")
+
+
+
 
 
 class ExportPredictor(Predictor):
@@ -329,9 +383,13 @@ class ExportPredictor(Predictor):
     for a given parse, heads of ``-1``; each row's outputs are cut back to its sentence.
     """
 
-    def __init__(self, path: str | os.PathLike, max_sentence_tokens: Optional[int] = None, token_budget: int = 4096):
+    def __init__(self, path: str | os.PathLike, max_sentence_tokens: Optional[int] = None, token_budget: int = 4096,
+                 frames: Optional[str | os.PathLike] = None):
         import tensorflow as tf
 
+        from lisa_tf.frame_meanings import check_frames
+
+        self.frames = check_frames(frames)
         self.token_budget = _positive(token_budget, "token_budget")
         self.max_sentence_tokens = _positive(max_sentence_tokens or model_max_tokens_per_sentence(path),
                                              "max_sentence_tokens")
@@ -396,9 +454,9 @@ class ExportPredictor(Predictor):
                 n = lengths[s]
                 tags = [t.decode() for t in out["srl_tags"][:n]]
                 rows_of[s].append((position, [a for a in bio_to_spans(tags) if a.label not in ("V", "C-V")],
-                                   out["srl_scores"][:n]))
+                                   out["srl_scores"][:n], export_sense(out)))
             for s in labelled:
-                results[s] = frame(inputs[s][0], inputs[s][1], rows_of[s])
+                results[s] = frame(inputs[s][0], inputs[s][1], rows_of[s], frames=self.frames)
             return results
         extra = {"parse_heads": [parse[s] for s in labelled]} if parse is not None else {}
         for k, out in self._run([words[s] for s in labelled], **extra):
@@ -410,12 +468,22 @@ class ExportPredictor(Predictor):
                     continue
                 tags = [t.decode() for t in out["srl_tags"][p][:n]]
                 rows.append((int(position), [a for a in bio_to_spans(tags) if a.label not in ("V", "C-V")],
-                             out["srl_scores"][p][:n]))
+                             out["srl_scores"][p][:n], export_sense(out, p)))
             pos = [t.decode() for t in out["pos"][:n]] if "pos" in out else None
             heads = list(out["heads"][:n]) if "heads" in out else None
             deprels = [t.decode() for t in out["dep_labels"][:n]] if "dep_labels" in out else None
-            results[s] = frame(inputs[s][0], inputs[s][1], rows, pos, heads, deprels)
+            results[s] = frame(inputs[s][0], inputs[s][1], rows, pos, heads, deprels, frames=self.frames)
         return results
+
+
+def export_sense(out: dict, p: Optional[int] = None) -> Optional[tuple[str, str]]:
+    """The sense of a predicate an export labelled, as :func:`frame` takes it, from one row of its
+    ``senses`` and ``sense_sources`` outputs (predicate ``p`` of a sentence row, or the predicate-layout
+    row itself): None for an export without senses."""
+    if "senses" not in out:
+        return None
+    sense, source = (out["senses"], out["sense_sources"]) if p is None else (out["senses"][p], out["sense_sources"][p])
+    return sense.decode(), source.decode()
 
 
 class ParserModelError(UserError):
@@ -524,7 +592,8 @@ def label_units(predictor: "Predictor", units: Iterable[tuple], predicates: str 
 
 
 def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
-         max_sentence_tokens: Optional[int] = None, prefer_export: bool = False) -> Predictor:
+         max_sentence_tokens: Optional[int] = None, prefer_export: bool = False,
+         frames: Optional[str | os.PathLike] = None) -> Predictor:
     """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
     model (:mod:`lisa_tf.packaging`) of an SRL model, also by its name (``"srl"``); without ``path``,
     the shipped model (``models/srl``).
@@ -540,13 +609,18 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
             ``export``: :mod:`lisa_tf.export_cache`), label through the export (:class:`ExportPredictor`:
             the same frames; it starts without importing Keras or tracing a graph, which is what a
             one-off command wants) instead of the ``.keras`` model.
+        frames: the PropBank frame index a model with a sense head reads its senses' meanings from
+            (:mod:`lisa_tf.frame_meanings`; default: the shipped ``data/propbank-frames/frames.json.gz``).
 
     Raises:
         ParserModelError: the path holds the dependency parser or its export.
+        FrameIndexError: ``frames`` names no file.
     """
+    from lisa_tf.frame_meanings import check_frames
     from lisa_tf.packaging import is_package, model_path
 
     _positive(token_budget, "token_budget")
+    check_frames(frames)
     path = model_path(path, "srl")
     limit = max_sentence_tokens or model_max_tokens_per_sentence(path)
     package = is_package(path)
@@ -562,8 +636,8 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         model = load_model_file(path / MODEL_FILE if package else path) if package or path.is_file() else load_run(path)
         if isinstance(model, DependencyParser):
             raise ParserModelError(path)
-        return Predictor(model, token_budget, limit)
-    predictor = ExportPredictor(export or latest_version(path), limit, token_budget)
+        return Predictor(model, token_budget, limit, frames)
+    predictor = ExportPredictor(export or latest_version(path), limit, token_budget, frames)
     if "srl_tags" not in predictor.signature.structured_outputs:
         raise ParserModelError(path)
     return predictor

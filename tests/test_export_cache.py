@@ -44,8 +44,15 @@ def cache(tmp_path, monkeypatch):
 def test_a_package_holds_one_model_file_and_its_request_limits(package, lisa_run):
     from data_pipeline.input_limits import model_max_tokens_per_sentence
 
-    assert sorted(p.name for p in package.iterdir()) == ["assets", "card.json", "model.keras"]
+    assert sorted(p.name for p in package.iterdir()) == ["assets", "card.json", "model.keras", "propbank-frames"]
     assert sorted(p.name for p in (package / "assets").iterdir()) == ["config.json", "vocab_info.json"]
+    # the model has a sense head: it shows the PropBank frame index's meanings, whose attribution and
+    # CC BY-SA 4.0 licence the package carries
+    frames = ROOT / "data" / "propbank-frames"
+    assert sorted(p.name for p in (package / "propbank-frames").iterdir()) == ["ATTRIBUTION", "LICENSE"]
+    for name in ("ATTRIBUTION", "LICENSE"):
+        assert (package / "propbank-frames" / name).read_bytes() == (frames / name).read_bytes()
+    assert "CC BY-SA 4.0" in (package / "propbank-frames" / "ATTRIBUTION").read_text()
     longest = json.loads((lisa_run / "vocab" / "vocab_info.json").read_text())["longest_sentence"]
     assert model_max_tokens_per_sentence(package) == longest == model_max_tokens_per_sentence(lisa_run)
 
@@ -83,6 +90,13 @@ def test_export_writes_a_packaged_model_by_path_or_name(package, tmp_path, capsy
     out = tmp_path / "exports" / "tiny" / "1"
     assert main(["export", "--model", str(package), "--out", str(out)]) == 0
     assert (out / "saved_model.pb").exists() and (out / "assets" / "config.json").exists()
+    # its meaning tables come from the frame files: their attribution and licence go along
+    for name in ("ATTRIBUTION", "LICENSE"):
+        assert (out / "assets" / f"frames_{name}").read_bytes() == (ROOT / "data" / "propbank-frames" / name).read_bytes()
+    assert main(["export", "--model", str(package), "--out", str(tmp_path / "z" / "1"),
+                 "--frames", str(tmp_path / "none.json.gz")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
+        f"error: --frames {tmp_path / 'none.json.gz'}: no such file; expected a frame index")
     assert main(["export", "--model", "no-such-model", "--out", str(tmp_path / "x" / "1")]) == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith("error: --model no-such-model: no such file or directory") and "shipped:" in error
@@ -257,3 +271,19 @@ def test_serve_takes_a_trained_run_through_the_export_cache(lisa_run, cache, mon
     with pytest.raises(Started):
         serve.run(parser.parse_args(args))
     assert served[1] == base and "building" not in capsys.readouterr().out
+
+
+def test_a_new_frame_index_gets_a_new_export(package, tmp_path, monkeypatch):
+    """A sense model's export holds meaning tables built from the shipped frame index: another index is
+    another cache key, never the stale export."""
+    import shutil
+
+    import lisa_tf.export_cache as export_cache
+
+    before = export_cache.package_key(package)
+    copy = tmp_path / "frames.json.gz"
+    shutil.copy(export_cache.DEFAULT_FRAME_INDEX, copy)
+    monkeypatch.setattr(export_cache, "DEFAULT_FRAME_INDEX", copy)
+    assert export_cache.package_key(package) == before
+    copy.write_bytes(copy.read_bytes() + b"\n")
+    assert export_cache.package_key(package) != before

@@ -154,6 +154,11 @@ def test_bad_options_are_one_line_errors(corpus, tmp_path, capsys):
     assert main(["label-corpus", "--model", str(tmp_path / "missing"), "--input", str(corpus / "a.txt"),
                  "--output", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.strip().startswith(f"error: --model {tmp_path / 'missing'}: no such file")
+    assert main(["label-corpus", "--model", MODEL, "--input", str(corpus / "a.txt"), "--output", str(tmp_path / "o"),
+                 "--frames", str(tmp_path / "frames.json.gz")]) == 2
+    assert capsys.readouterr().err.strip() == (f"error: --frames {tmp_path / 'frames.json.gz'}: no such file; expected a "
+                                               "frame index (frames.json.gz, built with python -m data_pipeline."
+                                               "frame_index build FRAMES_DIR --out PATH ...)")
 
 
 def test_an_output_under_a_file_is_refused_before_any_work(corpus, tmp_path, capsys):

@@ -1,5 +1,6 @@
-"""``pip install .``: the wheel holds every package of the source tree and the shipped models, and the
-installed package labels text outside the repository with them (lisa_tf.packaging.SHIPPED)."""
+"""``pip install .``: the wheel holds every package of the source tree, the shipped models and the PropBank
+frame index (with its attribution and licence), and the installed package labels text outside the
+repository with them (lisa_tf.packaging.SHIPPED, data_pipeline.frame_index.DEFAULT_FRAME_INDEX)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def test_the_package_list_is_the_source_tree():
     found = sorted(str(p.parent.relative_to(ROOT)).replace(os.sep, ".")
                    for top in ("lisa_tf", "lisa_tf_spacy", "data_pipeline", "export")
                    for p in (ROOT / top).rglob("__init__.py"))
-    assert sorted(listed) == sorted(found + ["lisa_tf.shipped_models"])
+    assert sorted(listed) == sorted(found + ["lisa_tf.shipped_models", "data_pipeline.propbank_frames"])
 
 
 def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
@@ -28,7 +29,7 @@ def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
     source.mkdir()
     for name in ("pyproject.toml", "requirements.txt", "requirements-spacy.txt", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
-    for name in ("lisa_tf", "lisa_tf_spacy", "data_pipeline", "export", "models"):
+    for name in ("lisa_tf", "lisa_tf_spacy", "data_pipeline", "export", "models", "data/propbank-frames"):
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
                             "--quiet", "-w", str(wheels)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
@@ -40,6 +41,8 @@ def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
     for model in ("srl", "parser"):
         assert {f"lisa_tf/shipped_models/{model}/{name}" for name in
                 ("model.keras", "card.json", "MODEL_CARD.md", "assets/config.json")} <= set(names)
+    assert {f"data_pipeline/propbank_frames/{name}" for name in
+            ("frames.json.gz", "ATTRIBUTION", "LICENSE", "README.md")} <= set(names)
     install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target),
                               str(wheel)], capture_output=True, text=True, timeout=600)
     assert install.returncode == 0, install.stderr[-2000:]
@@ -51,6 +54,12 @@ def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
     where = subprocess.run([sys.executable, "-c", "import lisa_tf.packaging as p; print(p.DEFAULT_SRL)"],
                            cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
     assert where.stdout.strip() == str(target / "lisa_tf" / "shipped_models" / "srl")
+    # the frame index the senses' meanings come from is the installed copy, and it loads
+    frames = subprocess.run([sys.executable, "-c", "from data_pipeline.frame_index import DEFAULT_FRAME_INDEX as d, "
+                             "FrameIndex; print(d); print(FrameIndex.load().roleset('bark.01').name)"],
+                            cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
+    assert frames.stdout.splitlines() == [str(target / "data_pipeline" / "propbank_frames" / "frames.json.gz"),
+                                          "vocalize like a dog"], frames.stderr[-2000:]
     assert "sat" in [p["text"] for p in __import__("json").loads(done.stdout)["predicates"]]
 
 

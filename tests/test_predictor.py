@@ -4,6 +4,7 @@ sentences: frames agree with the scorer's path, offsets index the input, bad inp
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -65,7 +66,8 @@ def test_raw_text_offsets_index_the_input(lisa_run):
             assert f"[V: {predicate['text']}]" in predicate["description"]
             for argument in predicate["arguments"]:
                 assert TEXT[argument["start"]:argument["end"]] == argument["text"]
-                assert f"[{argument['role']}: " in predicate["description"]
+                meaning = f" {argument['description']}" if "description" in argument else ""
+                assert f"[{argument['role']}{meaning}: " in predicate["description"]
                 assert 0.0 < argument["score"] <= 1.0
 
 
@@ -77,6 +79,15 @@ def test_description_keeps_the_predicate_when_an_argument_covers_it():
     # an argument tagged over its own predicate (a model's mistake) keeps the predicate visible
     covering = describe(tokens, said, [Span(0, 4, "ARG1")])
     assert covering == "[ARG1: The company [V: said] it expects] growth ."
+    shown = describe(tokens, said, [Span(0, 1, "ARG0"), Span(3, 5, "ARG1")], {Span(0, 1, "ARG0"): "ARG0 sayer"})
+    assert shown == "[ARG0 sayer: The company] [V: said] [ARG1: it expects growth] ."
+
+
+def _senses(results):
+    """Each predicate's sense fields and its arguments' meanings (all but the spans and scores)."""
+    return [[({k: p[k] for k in ("sense", "sense_source", "sense_name")},
+              [{k: a[k] for k in ("description", "function_tag", "vn_role") if k in a} for a in p["arguments"]])
+             for p in r["predicates"]] for r in results]
 
 
 def test_given_predicates_and_parse_are_checked(lisa_run, deepatt_run):
@@ -100,6 +111,10 @@ def test_export_predictor_answers_like_the_model(lisa_export):
     from_model = lisa_tf.load(run).predict(tokens=sentences)
     from_export = lisa_tf.load(export.parent).predict(tokens=sentences)  # base directory: latest version
     assert [_spans(r) for r in from_export] == [_spans(r) for r in from_model]
+    # the export's senses (its senses/sense_sources outputs) give the dicts the Keras model's give
+    assert _senses(from_export) == _senses(from_model)
+    assert sum(p["sense_name"] is not None for r in from_model for p in r["predicates"]) > 5
+    assert sum("description" in a for r in from_model for p in r["predicates"] for a in p["arguments"]) > 10
     for a, b in zip(from_export, from_model):
         scores = [x["score"] for p in a["predicates"] for x in p["arguments"]]
         assert scores == pytest.approx([x["score"] for p in b["predicates"] for x in p["arguments"]], abs=1e-3)
@@ -125,6 +140,7 @@ def test_export_predictor_batches_answer_like_the_model_with_given_predicates_an
     from_export = lisa_tf.load(deepatt_export, token_budget=64).predict(tokens=sentences, predicates=given)
     assert [_spans(r) for r in from_export] == [_spans(r) for r in from_model]
     assert [sorted(_spans(r)) for r in from_export] == given
+    assert _senses(from_export) == _senses(from_model)  # one sense per (sentence, predicate) row: senses [B]
 
 
 def test_predict_command(lisa_run, tmp_path):
@@ -182,6 +198,10 @@ def test_predict_command(lisa_run, tmp_path):
                               for p in s.predicates}) for s in read] == [
         ([t["text"] for t in r["tokens"]], [t["pos"] for t in r["tokens"]], _spans(r)) for r in lines]
     assert sum(len(s.predicates) for s in read) > 0
+    # the frameset column holds the sense number of the predicted roleset (kill.01: lemma kill, frameset 01)
+    assert [[p.roleset for p in s.predicates] for s in read] == [[p["sense"] for p in r["predicates"]] for r in lines]
+    killed = next(line.split() for line in conll12.read_text().splitlines() if " killed " in line)
+    assert killed[6:8] == ["kill", "01"]
     done = subprocess.run(base + ["--input", str(tmp_path / "missing.txt")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith("error:")
     assert "missing.txt" in done.stderr
@@ -251,3 +271,24 @@ def test_evaluate_takes_every_kind_of_model(lisa_run, lisa_export, tmp_path, cap
     assert by_export["parsing"]["predicate_f1"] == pytest.approx(by_run["parsing"]["predicate_f1"], abs=1.0)
     assert main(["evaluate", "--model", "no-such-model", "--data", data]) == 2
     assert "--model no-such-model: no such file or directory" in capsys.readouterr().err
+
+
+def test_another_frame_index_gives_the_meanings(lisa_export, tmp_path):
+    """``load(..., frames=PATH)``: the meanings come from the index given (PropBank 3.1's bark.xml only,
+    which lacks kill.01), for a run and an export alike; the shipped index names kill.01."""
+    from data_pipeline.frame_index import FrameIndex
+    from tests.conftest import FIXTURES
+
+    run, export = lisa_export
+    path = tmp_path / "frames.json.gz"
+    FrameIndex.from_frame_files(FIXTURES / "propbank-frames" / "v3.1", {
+        "repository": "https://github.com/propbank/propbank-frames", "commit": "v3.1", "licence": "CC BY-SA 4.0",
+        "attribution": "PropBank frame files 3.1"}).save(path)
+    text = "Guerrillas killed an engineer, Asi Ali, from Tikrit."
+    [shipped] = [p for p in lisa_tf.load(run).predict(text)[0]["predicates"] if p["sense"] == "kill.01"]
+    assert shipped["sense_name"] == "cause to die, murder"
+    for model in (run, export):
+        [other] = [p for p in lisa_tf.load(model, frames=path).predict(text)[0]["predicates"] if p["text"] == "killed"]
+        assert (other["sense"], other["sense_source"], other["sense_name"]) == ("kill.01", "model", None)
+        assert not any("description" in a for a in other["arguments"])
+        assert other["description"] == re.sub(r"\[(\S+) [^:\[\]]+:", r"[\1:", shipped["description"])  # no meanings

@@ -12,14 +12,19 @@ def add_arguments(parser):
     parser.add_argument("--weights", default="best", help="with --run: best (default), final, or a weights file")
     parser.add_argument("--allow-untrained", action="store_true",
                         help="export a run that has no trained weights yet (its initial model), with a warning")
+    parser.add_argument("--frames", help="PropBank frame index of the senses' meanings (default: the shipped "
+                                         "data/propbank-frames/frames.json.gz); models with a sense head only")
 
 
 def run(args) -> int:
     import sys
 
     from export.saved_model import check_export_dir, export_package, export_run
+    from lisa_tf.frame_meanings import check_frames
     from lisa_tf.packaging import PackagingError, is_package, model_path
     from lisa_tf.runs import UNTRAINED, RunError, has_trained_weights, require_run
+
+    check_frames(args.frames, "--frames")
 
     if args.model is not None:
         try:
@@ -30,7 +35,7 @@ def run(args) -> int:
             raise PackagingError(f"--model {package}: not a packaged model (model.keras beside card.json); "
                                  "export a run directory with --run")
         check_export_dir(args.out)
-        print(f"SavedModel written to {export_package(package, args.out)}")
+        print(f"SavedModel written to {export_package(package, args.out, args.frames)}")
         return 0
     run_dir = require_run(args.run)
     check_export_dir(args.out)
@@ -42,6 +47,6 @@ def run(args) -> int:
         print(f"warning: --run {run_dir}: {UNTRAINED}; exporting its untrained model (--allow-untrained)",
               file=sys.stderr)
         weights = "model"
-    path = export_run(run_dir, args.out, weights)
+    path = export_run(run_dir, args.out, weights, frames=args.frames)
     print(f"SavedModel written to {path}")
     return 0

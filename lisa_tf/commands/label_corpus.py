@@ -41,6 +41,8 @@ def add_arguments(parser):
     parser.add_argument("--max-sentence-tokens", type=positive_int, default=None,
                         help="longest sentence to label (default: the model's longest training sentence, as predict "
                              "and serve); longer ones are dead letters")
+    parser.add_argument("--frames", help="PropBank frame index the senses' meanings are read from, readable where the "
+                                         "workers run (default: the shipped one; models with a sense head only)")
 
 
 def _pipeline_options(runner: str, flags: list):
@@ -85,6 +87,9 @@ def run(args) -> int:
     import time
 
     check_output(args.output)
+    from lisa_tf.frame_meanings import check_frames
+
+    frames = check_frames(args.frames, "--frames")
     from data_pipeline.input_limits import model_max_tokens_per_sentence
     # first: it quiets Beam's import-time warnings
     from lisa_tf.corpus_labelling import (COUNTERS, FileSystems, LabelBlock, beam, build_pipeline, counter_values,
@@ -108,7 +113,8 @@ def run(args) -> int:
                         "as input); expected text files")
     limit = args.max_sentence_tokens or model_max_tokens_per_sentence(model)
     options = _pipeline_options(args.runner, list(getattr(args, PASSTHROUGH, None) or []))
-    labeller = LabelBlock(args.output, str(model.resolve()), args.batch_tokens, limit, args.predicates, args.tokenized)
+    labeller = LabelBlock(args.output, str(model.resolve()), args.batch_tokens, limit, args.predicates, args.tokenized,
+                          frames=str(frames.resolve()) if frames else None)
     print(f"labelling {args.input} with {model} on the {args.runner} -> {args.output}-*.jsonl", file=sys.stderr)
     started = time.perf_counter()
     pipeline = beam.Pipeline(options=options)

@@ -4,8 +4,9 @@ HELP = "label raw text (or tokenised sentences) with a run, a .keras file or an 
 
 #: Sentences labelled per model call; input is read lazily, so memory stays bounded on any file size.
 CHUNK = 256
-#: ``--format conll12``: the document id, and the frameset column of predicted predicates (a predicate
-#: row of ``.gold_conll`` needs one; the models do not disambiguate senses).
+#: ``--format conll12``: the document id, and the frameset column of a predicate without a roleset (a
+#: predicate row of ``.gold_conll`` needs one: a model without a sense head, or a word no roleset is
+#: known for).
 DOCUMENT = "predict"
 UNKNOWN_SENSE = "?"
 #: Options may come between the words (``predict MODEL --format jsonl TEXT``): they are all ``text``.
@@ -31,13 +32,16 @@ def add_arguments(parser):
     parser.add_argument("--format", default="pretty", choices=("pretty", "jsonl", "conll05", "conll12", "conllu"),
                         help="pretty: one description per predicate; jsonl: one JSON object per sentence, with "
                              "\"line\": its --input line (or TEXT argument) number, and an empty record for a blank "
-                             "line; conll05: words + props columns (CoNLL-2005's pasted layout); conll12: .gold_conll columns (one document; frameset "
-                             f"{UNKNOWN_SENSE!r}: senses are not predicted); conllu: tokens with predicted POS (XPOS), "
-                             "heads and dependency labels")
+                             "line; conll05: words + props columns (CoNLL-2005's pasted layout); conll12: .gold_conll "
+                             "columns (one document; the roleset's lemma and sense number, kill and 01, in the lemma "
+                             f"and frameset columns, or the word and {UNKNOWN_SENSE!r} where the model predicts no "
+                             "roleset); conllu: tokens with predicted POS (XPOS), heads and dependency labels")
     parser.add_argument("--predicates", choices=("all", "verbal"), default="all",
                         help="all (default): every predicate the model finds, nominal ones and auxiliaries included "
                              "(as PropBank-EWT annotates them); verbal: verb frames only, as most SRL tools give "
                              "(no nouns, no auxiliaries such as had, been, did, 'll)")
+    parser.add_argument("--frames", help="PropBank frame index the senses' meanings are read from (default: the "
+                                         "shipped data/propbank-frames/frames.json.gz; models with a sense head only)")
     parser.add_argument("--out", help="write here instead of standard output")
     parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="most padded tokens per batch")
     parser.add_argument("--max-sentence-tokens", type=positive_int, default=None,
@@ -119,6 +123,9 @@ def check(args) -> None:
     check_readable(args.input, "--input")
     check_readable(args.parse, "--parse")
     check_creatable(args.out, "--out")
+    from lisa_tf.frame_meanings import check_frames
+
+    check_frames(args.frames, "--frames")
 
 
 def _export_cache(model) -> None:
@@ -141,12 +148,21 @@ def _export_cache(model) -> None:
         print(f"warning: {error}; labelling with {model} without it (a slower start)", file=sys.stderr)
 
 
+def frameset_columns(predicate: dict) -> tuple[str, str]:
+    """The lemma and frameset columns of a predicate row of ``--format conll12``, as OntoNotes'
+    ``.gold_conll`` gives them: the roleset's lemma and sense number (``bark``, ``01``; the reader
+    joins them into ``bark.01`` again), or the word and :data:`UNKNOWN_SENSE` without a roleset."""
+    lemma, _, number = (predicate.get("sense") or "").rpartition(".")
+    return (lemma, number) if lemma and number else (predicate["text"].lower(), UNKNOWN_SENSE)
+
+
 def _write(result, fmt, out):
     import json
 
     from data_pipeline.props_writer import props_lines
     from data_pipeline.readers.conll12 import gold_conll_lines
     from data_pipeline.sentence import Predicate, Sentence, Span
+    from lisa_tf.frame_meanings import heading
 
     if fmt == "jsonl":
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
@@ -156,7 +172,7 @@ def _write(result, fmt, out):
     if fmt == "pretty":
         out.write(result["text"] + "\n")
         for predicate in result["predicates"]:
-            out.write(f"  {predicate['text']}: {predicate['description']}\n")
+            out.write(f"  {heading(predicate)}: {predicate['description']}\n")
         out.write("\n")
         return
     if fmt == "conllu":
@@ -169,7 +185,7 @@ def _write(result, fmt, out):
         out.write("\n")
         return
     predicates = [
-        Predicate(p["token"], p["text"].lower(), UNKNOWN_SENSE, tuple(sorted(
+        Predicate(p["token"], *frameset_columns(p), tuple(sorted(
             [Span(a["token_start"], a["token_end"] - 1, a["role"]) for a in p["arguments"]]
             + [Span(p["token"], p["token"], "V")])))
         for p in result["predicates"]
@@ -219,7 +235,7 @@ def run(args) -> int:
     _export_cache(check_model(args.model))
     try:
         predictor = load(args.model, token_budget=args.batch_tokens, max_sentence_tokens=args.max_sentence_tokens,
-                         prefer_export=True)
+                         prefer_export=True, frames=args.frames)
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -4,7 +4,9 @@
 What the browser shows is compared with what the REST API answers for the same input, fetched here
 directly with urllib: the spans of each predicate's row (role and token range, read from the
 ``data-role``/``data-start``/``data-end`` attributes of the span elements) and the parse arcs
-(``data-dep``/``data-head``/``data-label``). Input goes in by keyboard. Every test checks the browser
+(``data-dep``/``data-head``/``data-label``), and the sense of each frame and the meaning of each of its
+arguments as shown (the roleset and its name under the predicate, the role's description under its
+label, the function tag and VerbNet role in its tooltip). Input goes in by keyboard. Every test checks the browser
 made no request to another host and logged no console error. A full-page screenshot of each path is
 written under the test's ``tmp_path`` (and copied to ``benchmarks/out/``); the page-load and
 first-answer times are printed, not asserted.
@@ -49,6 +51,14 @@ return [...document.querySelectorAll("#results .sentence")].map((sentence) => ({
     [...frame.querySelectorAll("[data-role]")].map((span) => [span.dataset.role, +span.dataset.start, +span.dataset.end])])),
   arcs: [...sentence.querySelectorAll("svg .arc")].map((arc) => [+arc.dataset.dep, +arc.dataset.head, arc.dataset.label]),
 }));
+"""
+
+# What the page shows of each frame's sense (the text under the predicate) and of its arguments' meanings.
+MEANINGS = """
+return [...document.querySelectorAll("#results .frame")].map((frame) => [+frame.dataset.predicate,
+  frame.querySelector(".head .sense")?.textContent ?? "", frame.querySelector(".head .sense-name")?.textContent ?? "",
+  [...frame.querySelectorAll(".arg:not(.v)")].map((box) => [box.dataset.role,
+    box.querySelector(".meaning")?.textContent ?? "", box.title])]);
 """
 
 
@@ -108,6 +118,26 @@ def tag_frames(prediction, length: int) -> dict:
         return [(s.label, s.start, s.end + 1) for s in bio_to_spans(prediction["srl_tags"][p][:length])
                 if s.label not in ("V", "C-V")]
     return frames_of(prediction, spans)
+
+
+def text_meanings(prediction) -> list:
+    """What the page should show of a ``text`` answer's senses and meanings (:data:`MEANINGS`): per frame
+    its roleset (``?`` after a fallback) and name, per argument (in the answer's order, left to right)
+    its role, description and tooltip (``ARG0: killer (PAG, VerbNet agent)``; none without a description)."""
+    def argument(p, k):
+        role, description = prediction["argument_roles"][p][k], prediction["argument_descriptions"][p][k]
+        function, verbnet = prediction["argument_function_tags"][p][k], prediction["argument_vn_roles"][p][k]
+        tags = ", ".join(tag for tag in (function, verbnet and f"VerbNet {verbnet}") if tag)
+        tooltip = f"{role}: {description}" + (f" ({tags})" if tags else "") if description else ""
+        return [role, description, tooltip]
+
+    frames = []
+    for p, position in enumerate(prediction["predicate_positions"]):
+        if position >= 0:
+            sense = prediction["senses"][p] + ("?" if prediction["sense_sources"][p] == "frame_index" else "")
+            frames.append([position, sense if prediction["senses"][p] else "", prediction["sense_names"][p],
+                           [argument(p, k) for k, role in enumerate(prediction["argument_roles"][p]) if role]])
+    return frames
 
 
 def shown(driver) -> list[dict]:
@@ -236,6 +266,12 @@ def test_typed_sentence_is_drawn_as_the_text_signature_answers(server, browser, 
     assert sentence["arcs"] == sorted((i + 1, head, label) for i, (head, label) in
                                       enumerate(zip(prediction["heads"][:length], prediction["dep_labels"][:length])))
     assert json.loads(browser.find_element(By.ID, "json").get_attribute("textContent")) == expected
+    # the sense under each predicate and each argument's meaning under its role, as the answer gives them
+    meanings = browser.execute_script(MEANINGS)
+    assert meanings == text_meanings(prediction)
+    killed = [frame for frame in meanings if frame[1] == "kill.01"]
+    assert killed and killed[0][2] == "cause to die, murder", meanings
+    assert ["ARG0", "killer", "ARG0: killer (PAG, VerbNet agent)"] in killed[0][3], meanings
 
     assert_only_own_requests(browser, server, "/", f"/v1/models/{MODEL}/metadata", f"/v1/models/{MODEL}:predict")
     assert console_errors(browser) == []

@@ -176,3 +176,31 @@ def test_oversize_requests_benchmark_sends_text_bodies(lisa_export, tmp_path):
     assert all(row["good_status"] == 200 and row["good_seconds"] > 0 for name, row in text.items()
                if name != "rest_text_good")
     assert "good meanwhile: 200" in done.stdout
+
+
+def test_rest_text_answers_carry_the_senses_and_meanings_predict_gives(lisa_export, lisa_servers):
+    """A ``text`` request over REST answers, for each frame, the roleset, its source and name, and per
+    argument the description, function tag and VerbNet role that ``lisa_tf.load(run).predict`` gives for
+    the same text (the export's in-graph tables against the frame index the predictor reads)."""
+    import lisa_tf
+
+    service, _ = lisa_servers
+    text = "Guerrillas killed an engineer, Asi Ali, from Tikrit. His mother was also killed in the attack."
+    answer = service.predict("srl", None, json.dumps({"signature_name": "text", "instances": [text]}).encode())
+    [prediction] = answer["predictions"]
+    by_rest = {position: (prediction["senses"][p], prediction["sense_sources"][p], prediction["sense_names"][p],
+                          [(role, prediction["argument_descriptions"][p][k], prediction["argument_function_tags"][p][k],
+                            prediction["argument_vn_roles"][p][k])
+                           for k, role in enumerate(prediction["argument_roles"][p]) if role])
+               for p, position in enumerate(prediction["predicate_positions"]) if position >= 0}
+    by_predict, first = {}, 0
+    for sentence in lisa_tf.load(lisa_export[0]).predict(text):
+        for p in sentence["predicates"]:
+            by_predict[first + p["token"]] = (p["sense"], p["sense_source"], p["sense_name"], [
+                (a["role"], a.get("description", ""), a.get("function_tag", ""), a.get("vn_role", ""))
+                for a in p["arguments"]])
+        first += len(sentence["tokens"])
+    assert by_rest == by_predict
+    killed = [frame for frame in by_rest.values() if frame[0] == "kill.01"]
+    assert killed and killed[0][2] == "cause to die, murder", by_rest
+    assert ("killer", "PAG", "agent") in [argument[1:] for frame in killed for argument in frame[3]], by_rest

@@ -1,16 +1,21 @@
 """The check shared by every model kind's export: the ``text`` signature answers a paragraph in the
-spans ``lisa_tf.load(run).predict(paragraph)`` gives, its sentences laid side by side."""
+spans ``lisa_tf.load(run).predict(paragraph)`` gives, its sentences laid side by side, and, for a model
+with a sense head, the senses and meanings it gives (its in-graph meaning tables against the frame
+index the predictor reads)."""
 
 from __future__ import annotations
 
 import pytest
 import tensorflow as tf
 
+#: An argument's meanings in a predictor's dict, in the order of the text signature's outputs.
+MEANINGS = ("description", "function_tag", "vn_role")
+
 
 def expected_paragraph(results: list[dict]) -> dict:
     """The sentence results of ``predict(paragraph)`` in the ``text`` signature's layout: tokens numbered
     through the paragraph, each frame with its sentence."""
-    tokens, heads, sentences, token_sentences, frames = [], [], [], [], {}
+    tokens, heads, sentences, token_sentences, frames, senses = [], [], [], [], {}, {}
     for k, result in enumerate(results):
         first = len(tokens)
         if result["tokens"]:
@@ -23,8 +28,11 @@ def expected_paragraph(results: list[dict]) -> dict:
             frames[first + p["token"]] = (len(sentences) - 1, [
                 (a["role"], first + a["token_start"], first + a["token_end"], a["start"], a["end"], round(a["score"], 3))
                 for a in p["arguments"]])
+            if "sense" in p:
+                senses[first + p["token"]] = ((p["sense"] or "", p["sense_source"], p["sense_name"] or ""), [
+                    tuple(a.get(key, "") for key in MEANINGS) for a in p["arguments"]])
     return {"tokens": tokens, "heads": heads, "sentences": sentences, "token_sentences": token_sentences,
-            "frames": frames}
+            "frames": frames, "senses": senses}
 
 
 def text_signature_agrees_with_predictor(run, export, texts) -> int:
@@ -51,10 +59,16 @@ def text_signature_agrees_with_predictor(run, export, texts) -> int:
         assert out["token_sentences"][b, :n].tolist() == want["token_sentences"]
         if "heads" in out and want["heads"] and want["heads"][0] is not None:
             assert out["heads"][b, :n].tolist() == want["heads"]
-        got = {}
+        got, senses = {}, {}
         for p, position in enumerate(out["predicate_positions"][b]):
             if position < 0:
                 continue
+            if "senses" in out:
+                senses[int(position)] = (
+                    tuple(out[key][b, p].decode() for key in ("senses", "sense_sources", "sense_names")),
+                    [tuple(out[key][b, p, k].decode() for key in ("argument_descriptions", "argument_function_tags",
+                                                                  "argument_vn_roles"))
+                     for k, r in enumerate(out["argument_roles"][b, p]) if r])
             assert out["predicate_flags"][b, position] == 1
             roles = out["argument_roles"][b, p]
             got[int(position)] = (int(out["predicate_sentences"][b, p]), [
@@ -64,6 +78,7 @@ def text_signature_agrees_with_predictor(run, export, texts) -> int:
                 for k, r in enumerate(roles) if r
             ])
         assert got.keys() == want["frames"].keys(), b
+        assert senses == want["senses"], b
         assert int(out["predicate_flags"][b].sum()) == len(got)
         for position, (sentence, arguments) in want["frames"].items():
             assert got[position][0] == sentence
