@@ -123,8 +123,9 @@ class LabelNames(tf.Module):
         return tf.where(mask, self.tables[kind].lookup(tf.cast(ids, tf.int64)), "")
 
 
-def serving_functions(model, names: LabelNames) -> dict:
-    """The signatures of the module docstring as ``name -> (function, input signature)``."""
+def serving_functions(model, names: LabelNames, constraints: bool = True) -> dict:
+    """The signatures of the module docstring as ``name -> (function, input signature)``; ``constraints``:
+    decode under the frame constraints (:meth:`~lisa_tf.models.base.SrlModel.decode_frames`)."""
     layout = model.layout
     uses_syntax = getattr(model, "uses_syntax", False)
 
@@ -153,7 +154,7 @@ def serving_functions(model, names: LabelNames) -> dict:
                  "lengths", batch["length"]], summarize=8))
         with tf.control_dependencies(checks):
             batch = {key: tf.identity(value) for key, value in batch.items()}
-        options = {}
+        options = {"constraints": constraints}
         if uses_syntax:
             options["inject_parse"] = parse_heads is not None
         if getattr(model, "predicts_predicates", False):
@@ -238,7 +239,7 @@ def serving_functions(model, names: LabelNames) -> dict:
         rows = tf.cast(where[:, 0], tf.int32)
         examples = model.preprocessor({"tokens": tf.gather(tokens, rows),
                                        "predicate_position": tf.cast(where[:, 1], tf.int32)})
-        decoded = decode_batch([model], examples)
+        decoded = decode_batch([model], examples, constraints=constraints)
         count = tf.shape(tokens)[0]
 
         def by_sentence(values):  # [N, T] → [B, P, T]
@@ -368,7 +369,8 @@ def _store_each_weight_once(archive: keras.export.ExportArchive) -> None:
                              for v in getattr(root, name)])
 
 
-def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str, pathlib.Path]] = None) -> pathlib.Path:
+def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str, pathlib.Path]] = None,
+                 constraints: bool = True) -> pathlib.Path:
     """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, the dependency parser included;
     float32) as a SavedModel to ``out_dir`` (new or empty: :func:`check_export_dir`).
 
@@ -382,6 +384,8 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         model: the model to export.
         out_dir: the version directory (``exports/srl/1``).
         assets: extra files copied into ``assets/`` under the given names.
+        constraints: the signatures decode under the frame constraints (default), or with the plain BIO
+            Viterbi (``export --no-constraints``).
     """
     out_dir = check_export_dir(out_dir)
     with partial_directory(out_dir) as build, tempfile.TemporaryDirectory() as scratch:
@@ -389,7 +393,7 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         archive = keras.export.ExportArchive()
         archive.track(model)
         archive.track(names)
-        functions = serving_functions(model, names)
+        functions = serving_functions(model, names, constraints)
         for name, (function, signature) in functions.items():
             archive.add_endpoint(name, function, input_signature=signature)
         _store_each_weight_once(archive)
@@ -401,7 +405,7 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
 
 
 def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: str = "best",
-               model=None) -> pathlib.Path:
+               model=None, constraints: bool = True) -> pathlib.Path:
     """Export the run's model to ``out_dir`` (e.g. ``exports/srl/1``, TF-Serving layout); float32.
     ``weights``: ``best``, ``final``, ``model`` (the weights in ``model.keras``) or a path; ``model``:
     the run's model already loaded that way (float32), instead of loading it again. The run's
@@ -414,10 +418,10 @@ def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: 
     info = pathlib.Path(run_dir) / "vocab" / "vocab_info.json"
     if info.exists():
         assets["vocab_info.json"] = info
-    return export_model(model, out_dir, assets)
+    return export_model(model, out_dir, assets, constraints)
 
 
-def export_package(package: str | os.PathLike, out_dir: str | os.PathLike) -> pathlib.Path:
+def export_package(package: str | os.PathLike, out_dir: str | os.PathLike, constraints: bool = True) -> pathlib.Path:
     """Export a packaged model (:mod:`lisa_tf.packaging`: ``model.keras`` with its run's
     ``assets/config.json`` and ``assets/vocab_info.json``, which become the export's assets) to
     ``out_dir``; float32 whatever precision the package stores its weights in."""
@@ -426,4 +430,4 @@ def export_package(package: str | os.PathLike, out_dir: str | os.PathLike) -> pa
     model = load_model_file(package / KERAS_FILE, dtype_policy="float32")
     assets = {name: package / PACKAGE_ASSETS / name for name in ("config.json", "vocab_info.json")
               if (package / PACKAGE_ASSETS / name).exists()}
-    return export_model(model, out_dir, assets)
+    return export_model(model, out_dir, assets, constraints)

@@ -113,7 +113,7 @@ def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None, 
             row["deprel"] = str(deprels[i])
         token_rows.append(row)
     frames = []
-    for position, spans, probs in predicates:
+    for position, spans, probs, *sense in predicates:
         arguments = [
             {
                 "role": span.label,
@@ -127,8 +127,10 @@ def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None, 
             for span in spans
         ]
         token = tokens[position]
-        frames.append({"token": position, "text": token.text, "start": token.start, "end": token.end,
-                       "arguments": arguments, "description": describe(tokens, position, spans)})
+        row = {"token": position, "text": token.text, "start": token.start, "end": token.end}
+        if sense and sense[0] is not None:
+            row.update(sense=sense[0][0] or None, sense_source=sense[0][1])
+        frames.append(row | {"arguments": arguments, "description": describe(tokens, position, spans)})
     return {"text": text[start:end], "tokens": token_rows, "predicates": frames}
 
 
@@ -226,10 +228,15 @@ class Predictor:
         token_budget: most padded tokens per batch.
         max_sentence_tokens: the longest sentence labelled (:mod:`data_pipeline.input_limits`; ``None``: the
             fallback, as for a ``.keras`` file that records no training data sizes).
+        constraints: decode each frame under PropBank's constraints (default; one of each core role,
+            ``C-``/``R-`` after their role, only the roleset's core roles:
+            :mod:`lisa_tf.decoding.frame_viterbi`); False: the plain BIO Viterbi.
     """
 
-    def __init__(self, model, token_budget: int = 4096, max_sentence_tokens: Optional[int] = None):
+    def __init__(self, model, token_budget: int = 4096, max_sentence_tokens: Optional[int] = None,
+                 constraints: bool = True):
         self.model = model
+        self.constraints = bool(constraints)
         self.token_budget = _positive(token_budget, "token_budget")
         self.max_sentence_tokens = _positive(max_sentence_tokens or max_tokens_per_sentence(), "max_sentence_tokens")
 
@@ -301,7 +308,7 @@ class Predictor:
             batch.append(Sentence(words=words, heads=parse[s] if parse is not None else None,
                                   predicates=[Predicate(p, words[p].lower()) for p in given], line=s + 1))
             where.append(s)
-        options = {}
+        options = {"constraints": self.constraints}
         if getattr(model, "uses_syntax", False):
             options["inject_parse"] = parse is not None
         if getattr(model, "predicts_predicates", False):
@@ -313,7 +320,8 @@ class Predictor:
         for s, sentence, tag_probs in zip(where, labelled, probs):
             text_, toks, _ = inputs[s]
             rows = [
-                (p.position, [a for a in p.arguments if a.label not in ("V", "C-V")], tag_probs[p.position])
+                (p.position, [a for a in p.arguments if a.label not in ("V", "C-V")], tag_probs[p.position],
+                 (p.sense or "", p.sense_source) if p.sense_source else None)
                 for p in sentence.predicates
             ]
             own = model.layout == "sentence"  # POS and heads are predicted in the sentence layout only
@@ -524,7 +532,7 @@ def label_units(predictor: "Predictor", units: Iterable[tuple], predicates: str 
 
 
 def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
-         max_sentence_tokens: Optional[int] = None, prefer_export: bool = False) -> Predictor:
+         max_sentence_tokens: Optional[int] = None, prefer_export: bool = False, constraints: bool = True) -> Predictor:
     """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
     model (:mod:`lisa_tf.packaging`) of an SRL model, also by its name (``"srl"``); without ``path``,
     the shipped model (``models/srl``).
@@ -540,6 +548,9 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
             ``export``: :mod:`lisa_tf.export_cache`), label through the export (:class:`ExportPredictor`:
             the same frames; it starts without importing Keras or tracing a graph, which is what a
             one-off command wants) instead of the ``.keras`` model.
+        constraints: decode under the frame constraints (:class:`Predictor`); exports decode as they
+            were exported (``export --no-constraints``), so ``False`` with an export path raises
+            :class:`PredictionInputError`, and a package is then labelled through its ``.keras`` model.
 
     Raises:
         ParserModelError: the path holds the dependency parser or its export.
@@ -551,7 +562,7 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
     limit = max_sentence_tokens or model_max_tokens_per_sentence(path)
     package = is_package(path)
     export = None
-    if package and prefer_export:
+    if package and prefer_export and constraints:
         from lisa_tf.export_cache import cached_export
 
         export = cached_export(path)
@@ -562,7 +573,11 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         model = load_model_file(path / MODEL_FILE if package else path) if package or path.is_file() else load_run(path)
         if isinstance(model, DependencyParser):
             raise ParserModelError(path)
-        return Predictor(model, token_budget, limit)
+        return Predictor(model, token_budget, limit, constraints)
+    if not constraints:
+        raise PredictionInputError(f"constraints: {path} is a SavedModel export, which decodes as it was exported; "
+                                   "give its run or .keras model to turn the constraints off, or export it with "
+                                   "--no-constraints")
     predictor = ExportPredictor(export or latest_version(path), limit, token_budget)
     if "srl_tags" not in predictor.signature.structured_outputs:
         raise ParserModelError(path)
