@@ -32,12 +32,15 @@ class Predicate:
         lemma: the predicate lemma (CoNLL-2005 props column 1 / CoNLL-2012 frame lemma).
         sense: sense or roleset id (e.g. ``"01"`` or ``"join.01"``), ``None`` when the data has none.
         arguments: labelled spans in order of their start, including the ``V`` span.
+        sense_source: for a predicted sense, where it comes from (``"model"``, ``"frame_index"`` or
+            ``"none"``: :mod:`lisa_tf.decoding.sense_choice`); ``None`` for data read from a file.
     """
 
     position: int
     lemma: str
     sense: Optional[str] = None
     arguments: tuple[Span, ...] = ()
+    sense_source: Optional[str] = None
 
     @property
     def roleset(self) -> Optional[str]:

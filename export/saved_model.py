@@ -13,7 +13,7 @@ the data had UPOS, ``senses.tsv`` with a sense head; one ``entry<TAB>id`` per li
 
 A model with a sense head (:mod:`lisa_tf.models.sense_head`) also answers each predicate's roleset, in
 every signature: ``senses`` string [B, P] (``kill.01``; ``""`` pad), ``sense_sources`` string [B, P]
-(``"model"``: :func:`sense_outputs`; ``""`` pad) and ``sense_names`` string [B, P] (the roleset's name,
+(``"model"``, ``"frame_index"`` or ``"none"``: :func:`sense_outputs`; ``""`` pad) and ``sense_names`` string [B, P] (the roleset's name,
 ``""`` where unknown); [B] in the predicate models' ``serving_default`` and ``sentences``. The ``text``
 signatures add per argument what its role means for the predicate's roleset: ``argument_descriptions``,
 ``argument_function_tags`` and ``argument_vn_roles`` string [B, P, S] (``""`` where the roleset lacks the
@@ -95,6 +95,7 @@ from data_pipeline.version_names import parse_version
 from lisa_tf.atomic_files import partial_directory
 from lisa_tf.decoding.bio_spans import bio_spans
 from lisa_tf.decoding.head_indices import to_conllu
+from lisa_tf.decoding.sense_choice import SOURCES
 from lisa_tf.models import DependencyParser
 from lisa_tf.predict import decode_batch
 from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS
@@ -176,30 +177,35 @@ class FrameMeanings(tf.Module):
         return {output: tf.where(real, self.tables[key].lookup(keys), "") for key, output in ARGUMENT_KEYS.items()}
 
 
-def sense_outputs(decoded: dict, positions, names: LabelNames) -> dict:
-    """``senses`` (roleset id, ``""`` pad) and ``sense_sources`` (``"model"``, ``""`` pad) of each
-    predicate, from the decoded ``senses`` ids: ``decoded["senses"]`` [B, T] (token t as predicate)
+def sense_outputs(decoded: dict, positions) -> dict:
+    """``senses`` (roleset id, ``""`` pad and where no roleset is known) and ``sense_sources``
+    (:data:`lisa_tf.decoding.sense_choice.SOURCES`: ``"model"``, ``"frame_index"``, ``"none"``; ``""`` pad)
+    of each predicate, from the decoded ``senses``/``sense_sources``: [B, T] (token t as predicate)
     gathered at ``positions`` [B, P] (−1 pad), or, with ``positions`` None, [B] (one predicate per
     row). ``{}`` for a model without a sense head."""
     if "senses" not in decoded:
         return {}
-    ids = decoded["senses"]
+    senses, sources = decoded["senses"], tf.gather(tf.constant(SOURCES), decoded["sense_sources"])
     if positions is None:
-        real = tf.ones_like(ids, tf.bool)
+        real = tf.ones_like(senses, tf.bool)
     else:
-        ids, real = tf.gather(ids, tf.maximum(positions, 0), batch_dims=1), positions >= 0
-    return {"senses": names(ids, "sense", real), "sense_sources": tf.where(real, "model", "")}
+        safe = tf.maximum(positions, 0)
+        senses, sources = tf.gather(senses, safe, batch_dims=1), tf.gather(sources, safe, batch_dims=1)
+        real = positions >= 0
+    return {"senses": tf.where(real, senses, ""), "sense_sources": tf.where(real, sources, "")}
 
 
-def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings] = None) -> dict:
+def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings] = None,
+                      constraints: bool = True) -> dict:
     """The signatures of the module docstring as ``name -> (function, input signature)``; ``meanings``
-    (a model with a sense head) adds the senses' names and the arguments' meanings."""
+    (a model with a sense head) adds the senses' names and the arguments' meanings; ``constraints``:
+    decode under the frame constraints (:meth:`~lisa_tf.models.base.SrlModel.decode_frames`)."""
     layout = model.layout
     uses_syntax = getattr(model, "uses_syntax", False)
 
     def with_senses(out, decoded, positions):
         """``out`` with :func:`sense_outputs` and, from ``meanings``, ``sense_names``."""
-        senses = sense_outputs(decoded, positions, names)
+        senses = sense_outputs(decoded, positions)
         if senses and meanings is not None:
             senses["sense_names"] = meanings.sense_names(senses["senses"])
         return out | senses
@@ -229,7 +235,7 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
                  "lengths", batch["length"]], summarize=8))
         with tf.control_dependencies(checks):
             batch = {key: tf.identity(value) for key, value in batch.items()}
-        options = {}
+        options = {"constraints": constraints}
         if uses_syntax:
             options["inject_parse"] = parse_heads is not None
         if getattr(model, "predicts_predicates", False):
@@ -315,7 +321,7 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
         rows = tf.cast(where[:, 0], tf.int32)
         examples = model.preprocessor({"tokens": tf.gather(tokens, rows),
                                        "predicate_position": tf.cast(where[:, 1], tf.int32)})
-        decoded = decode_batch([model], examples)
+        decoded = decode_batch([model], examples, constraints=constraints)
         count = tf.shape(tokens)[0]
 
         def by_sentence(values):  # [N, T] → [B, P, T]
@@ -454,7 +460,7 @@ def _store_each_weight_once(archive: keras.export.ExportArchive) -> None:
 
 
 def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str, pathlib.Path]] = None,
-                 frames: Optional[str | os.PathLike] = None) -> pathlib.Path:
+                 frames: Optional[str | os.PathLike] = None, constraints: bool = True) -> pathlib.Path:
     """Write ``model`` (an :class:`~lisa_tf.models.base.SrlModel`, the dependency parser included;
     float32) as a SavedModel to ``out_dir`` (new or empty: :func:`check_export_dir`).
 
@@ -470,6 +476,8 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         assets: extra files copied into ``assets/`` under the given names.
         frames: the frame index of the meaning tables of a model with a sense head
             (:class:`FrameMeanings`; default: the shipped one).
+        constraints: the signatures decode under the frame constraints (default), or with the plain BIO
+            Viterbi (``export --no-constraints``).
     """
     from lisa_tf.frame_meanings import attribution_files, check_frames, frame_index
 
@@ -486,7 +494,7 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
             archive.track(meanings)
             # the meaning tables are derived from the frame files: their attribution and licence go along
             assets = {**{f"frames_{name}": path for name, path in attribution_files(frames).items()}, **(assets or {})}
-        functions = serving_functions(model, names, meanings)
+        functions = serving_functions(model, names, meanings, constraints)
         for name, (function, signature) in functions.items():
             archive.add_endpoint(name, function, input_signature=signature)
         _store_each_weight_once(archive)
@@ -498,7 +506,7 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
 
 
 def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: str = "best",
-               model=None, frames: Optional[str | os.PathLike] = None) -> pathlib.Path:
+               model=None, frames: Optional[str | os.PathLike] = None, constraints: bool = True) -> pathlib.Path:
     """Export the run's model to ``out_dir`` (e.g. ``exports/srl/1``, TF-Serving layout); float32.
     ``weights``: ``best``, ``final``, ``model`` (the weights in ``model.keras``) or a path; ``model``:
     the run's model already loaded that way (float32), instead of loading it again. The run's
@@ -511,11 +519,11 @@ def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: 
     info = pathlib.Path(run_dir) / "vocab" / "vocab_info.json"
     if info.exists():
         assets["vocab_info.json"] = info
-    return export_model(model, out_dir, assets, frames)
+    return export_model(model, out_dir, assets, frames, constraints)
 
 
 def export_package(package: str | os.PathLike, out_dir: str | os.PathLike,
-                   frames: Optional[str | os.PathLike] = None) -> pathlib.Path:
+                   frames: Optional[str | os.PathLike] = None, constraints: bool = True) -> pathlib.Path:
     """Export a packaged model (:mod:`lisa_tf.packaging`: ``model.keras`` with its run's
     ``assets/config.json`` and ``assets/vocab_info.json``, which become the export's assets) to
     ``out_dir``; float32 whatever precision the package stores its weights in. ``frames``: as for
@@ -525,4 +533,4 @@ def export_package(package: str | os.PathLike, out_dir: str | os.PathLike,
     model = load_model_file(package / KERAS_FILE, dtype_policy="float32")
     assets = {name: package / PACKAGE_ASSETS / name for name in ("config.json", "vocab_info.json")
               if (package / PACKAGE_ASSETS / name).exists()}
-    return export_model(model, out_dir, assets, frames)
+    return export_model(model, out_dir, assets, frames, constraints)

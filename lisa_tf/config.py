@@ -45,6 +45,9 @@ class DataConfig:
         embeddings: GloVe text file (any dimension); empty = random initialisation.
         max_train_sentences: use only the first N training sentences (0 = all); for quick runs.
         max_eval_sentences: likewise for dev/test evaluation during training.
+        frames: the PropBank frame index (:mod:`data_pipeline.frame_index`) whose rolesets and roles a
+            model with a sense head decodes with (:mod:`lisa_tf.decoding.sense_choice`); empty = the shipped
+            one (``data/propbank-frames/frames.json.gz``).
     """
 
     format: Literal["conll05", "conll12", "lisa", "conllu"] = "conll05"
@@ -56,6 +59,7 @@ class DataConfig:
     embeddings: str = ""
     max_train_sentences: int = 0
     max_eval_sentences: int = 0
+    frames: str = ""
 
 
 @dataclasses.dataclass

@@ -39,7 +39,7 @@ from data_pipeline.errors import UserError
 from data_pipeline.frame_index import DEFAULT_FRAME_INDEX, FrameIndex
 
 #: Where a predicate's roleset comes from (module docstring).
-SOURCES = ("model", "frame_index", "none")
+SOURCES = ("none", "model", "frame_index")
 #: The prefix of a continuation or reference argument, dropped to find its role (Python ``re`` and
 #: TensorFlow's RE2 read it alike: the export strips it in-graph with the same pattern).
 ROLE_PREFIX = "^[RC]-"

@@ -8,6 +8,8 @@ training, results overall and by role and sentence length, the label set, and kn
 
 from __future__ import annotations
 
+from lisa_tf.evaluation.tables import per_role_table
+
 SPLITS = (("dev", "Dev"), ("test", "Test"))
 #: SRL conditions of the experiment's evaluations, in the order of LISA's Table 1.
 CONDITIONS = (
@@ -125,12 +127,9 @@ def _per_role(card: dict) -> list[str]:
     roles = card["evaluation"].get("test.predicted", {}).get("srl", {}).get("per_role")
     if not roles:
         return []
-    frequent = sorted(roles.items(), key=lambda item: -(item[1]["correct"] + item[1]["missed"]))[:TOP_ROLES]
-    lines = ["## F1 per role", "", f"Test, predicted predicates, own parse; the {len(frequent)} most frequent roles.", "",
-             "| role | gold arguments | P | R | F1 |", "|---|---:|---:|---:|---:|"]
-    lines += [f"| {role} | {c['correct'] + c['missed']:,} | {_f(c['precision'])} | {_f(c['recall'])} | {_f(c['f1'])} |"
-              for role, c in frequent]
-    return lines + [""]
+    table = per_role_table(roles, TOP_ROLES)
+    return ["## F1 per role", "", f"Test, predicted predicates, own parse; the {len(table) - 2} most frequent roles.",
+            ""] + table + [""]
 
 
 def _slices(card: dict) -> list[str]:

@@ -10,9 +10,13 @@ softmax outputs, DeepAtt §4 "Model Setup") and decodes them with the first mode
 * sentence layout: ``predicate_flags`` [B, T], ``srl_tags`` [B, T, T] (row i: the tags if token i is a
   predicate) and, when the model predicts them, ``pos`` [B, T], ``heads`` [B, T] (0-based, root =
   self-loop) and ``dep_labels`` [B, T];
-* with a sense head, ``senses``: the ``senses`` vocabulary id of each predicate's roleset ([B] in the
-  predicate layout, [B, T] in the sentence layout: row i, token i as predicate), written to
-  :attr:`Predicate.sense`.
+* with a sense head, ``senses``: each predicate's roleset (string; [B] in the predicate layout, [B, T]
+  in the sentence layout: row i, token i as predicate) and ``sense_sources`` (int32, an index into
+  :data:`lisa_tf.decoding.sense_choice.SOURCES`), written to :attr:`Predicate.sense` and
+  :attr:`Predicate.sense_source` (``""`` → ``None``).
+
+The option ``constraints`` (default True) decodes under the frame constraints
+(:meth:`~lisa_tf.models.base.SrlModel.decode_frames`); the other options go to ``predict_scores``.
 
 This module turns those ids back into spans with :func:`data_pipeline.spans.bio_to_spans` (DeepAtt's
 rule for invalid BIO) and into Sentences the scorer and the writers read. Predicted ``V`` spans are
@@ -35,6 +39,7 @@ from data_pipeline.vocab import Vocabularies
 
 from lisa_tf.compiled import compiled
 from lisa_tf.decoding.head_indices import to_conllu
+from lisa_tf.decoding.sense_choice import SOURCES
 
 
 def tags_to_arguments(tag_ids: Sequence[int], vocabs: Vocabularies, position: int) -> tuple[Span, ...]:
@@ -83,13 +88,15 @@ def check_ensemble_models(models: Sequence, names: Optional[Sequence[str]] = Non
 
 def decode_batch(models: Sequence, batch: dict, **options) -> dict:
     """Tag ids of one batch from one model, or from an ensemble's averaged scores, and
-    ``srl_tag_probs``: the probability of each chosen SRL tag (the shape of ``srl_tags``)."""
+    ``srl_tag_probs``: the probability of each chosen SRL tag (the shape of ``srl_tags``). ``options``:
+    ``constraints`` (module docstring), the rest for ``predict_scores``."""
+    constraints = options.pop("constraints", True)
     if len(models) == 1:
         scores = models[0].predict_scores(batch, **options)
     else:
         all_scores = [m.predict_scores(batch, **options) for m in models]
         scores = {k: sum(s[k] for s in all_scores) / len(all_scores) for k in all_scores[0]}
-    decoded = models[0].decode_scores(scores, batch)
+    decoded = models[0].decode_scores(scores, batch, constraints=constraints)
     tags = decoded["srl_tags"]
     decoded["srl_tag_probs"] = tf.gather(tf.cast(scores["srl_probs"], tf.float32), tags, batch_dims=len(tags.shape))
     return decoded
@@ -138,7 +145,7 @@ def label_sentences(
     if model.layout == "predicate" and not any(s.predicates for s in sentences):
         return list(sentences), [{} for _ in sentences]  # no predicate anywhere: nothing to label
     arguments: dict[tuple[int, int], tuple[Span, ...]] = {}
-    senses: dict[tuple[int, int], str] = {}
+    senses: dict[tuple[int, int], dict] = {}
     whole: dict[int, dict] = {}
     tag_probs: list[dict[int, np.ndarray]] = [{} for _ in sentences]
     label = compiled(_label_batch, models, **options)
@@ -157,7 +164,7 @@ def label_sentences(
                 position = int(predicate_position[b])
                 arguments[(int(s), k)] = tags_to_arguments(out["srl_tags"][b, :n], vocabs, position)
                 if "senses" in out:
-                    senses[(int(s), k)] = vocabs.senses.entry(int(out["senses"][b]))
+                    senses[(int(s), k)] = _sense(out, b)
                 tag_probs[int(s)][position] = out["srl_tag_probs"][b, :n]
             else:
                 whole[int(s)] = {key: value[b] for key, value in out.items()} | {"length": int(n)}
@@ -167,7 +174,7 @@ def label_sentences(
     for s, sentence in enumerate(sentences):
         if model.layout == "predicate":
             predicates = [
-                dataclasses.replace(p, arguments=arguments[(s, k)], **({"sense": senses[(s, k)]} if (s, k) in senses else {}))
+                dataclasses.replace(p, arguments=arguments[(s, k)], **senses.get((s, k), {}))
                 for k, p in enumerate(sentence.predicates)
             ]
             result.append(dataclasses.replace(sentence, predicates=predicates))
@@ -216,6 +223,14 @@ def with_identified_predicates(model, sentences: Sequence[Sentence], vocabs: Opt
     return result
 
 
+def _sense(out: dict, index) -> dict:
+    """``sense`` and ``sense_source`` of the predicate at ``index`` of the decoded ``senses`` /
+    ``sense_sources`` (numpy), for :class:`Predicate`."""
+    roleset = out["senses"][index]
+    roleset = roleset.decode() if isinstance(roleset, bytes) else str(roleset)
+    return {"sense": roleset or None, "sense_source": SOURCES[int(out["sense_sources"][index])]}
+
+
 def _sentence_from_outputs(sentence: Sentence, out: dict, vocabs: Vocabularies) -> Sentence:
     n = out["length"]
     gold_lemmas = {p.position: p.lemma for p in sentence.predicates}
@@ -223,8 +238,9 @@ def _sentence_from_outputs(sentence: Sentence, out: dict, vocabs: Vocabularies) 
     for position in np.flatnonzero(out["predicate_flags"][:n]):
         position = int(position)
         lemma = gold_lemmas.get(position, sentence.words[position].lower())
-        sense = vocabs.senses.entry(int(out["senses"][position])) if "senses" in out else None
-        predicates.append(Predicate(position, lemma, sense, tags_to_arguments(out["srl_tags"][position, :n], vocabs, position)))
+        sense = _sense(out, position) if "senses" in out else {}
+        predicates.append(Predicate(position, lemma, arguments=tags_to_arguments(out["srl_tags"][position, :n], vocabs,
+                                                                                 position), **sense))
     # Layers the model does not predict are cleared, never passed through from the gold input.
     changes: dict = {"predicates": predicates, "heads": None, "dep_labels": None}
     if "pos" in out:

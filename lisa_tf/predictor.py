@@ -265,13 +265,17 @@ class Predictor:
             fallback, as for a ``.keras`` file that records no training data sizes).
         frames: the frame index of the senses' meanings (:mod:`lisa_tf.frame_meanings`; ``None``: the
             shipped one), read when the first sense is labelled.
+        constraints: decode each frame under PropBank's constraints (default; one of each core role,
+            ``C-``/``R-`` after their role, only the roleset's core roles:
+            :mod:`lisa_tf.decoding.frame_viterbi`); False: the plain BIO Viterbi.
     """
 
     def __init__(self, model, token_budget: int = 4096, max_sentence_tokens: Optional[int] = None,
-                 frames: Optional[str | os.PathLike] = None):
+                 frames: Optional[str | os.PathLike] = None, constraints: bool = True):
         from lisa_tf.frame_meanings import check_frames
 
         self.model = model
+        self.constraints = bool(constraints)
         self.token_budget = _positive(token_budget, "token_budget")
         self.max_sentence_tokens = _positive(max_sentence_tokens or max_tokens_per_sentence(), "max_sentence_tokens")
         self.frames = check_frames(frames)
@@ -344,7 +348,7 @@ class Predictor:
             batch.append(Sentence(words=words, heads=parse[s] if parse is not None else None,
                                   predicates=[Predicate(p, words[p].lower()) for p in given], line=s + 1))
             where.append(s)
-        options = {}
+        options = {"constraints": self.constraints}
         if getattr(model, "uses_syntax", False):
             options["inject_parse"] = parse is not None
         if getattr(model, "predicts_predicates", False):
@@ -368,8 +372,10 @@ class Predictor:
 
 def model_sense(predicate: Predicate) -> Optional[tuple[str, str]]:
     """The sense of a predicate the Keras model labelled, as :func:`frame` takes it: None without a
-    sense head, else ``(its roleset, "model")``."""
-    return None if predicate.sense is None else (predicate.sense, "model")
+    sense head, else ``(its roleset or "", its source)`` (:mod:`lisa_tf.decoding.sense_choice`)."""
+    if predicate.sense_source is None:
+        return None
+    return predicate.sense or "", predicate.sense_source
 
 
 
@@ -593,7 +599,7 @@ def label_units(predictor: "Predictor", units: Iterable[tuple], predicates: str 
 
 def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
          max_sentence_tokens: Optional[int] = None, prefer_export: bool = False,
-         frames: Optional[str | os.PathLike] = None) -> Predictor:
+         frames: Optional[str | os.PathLike] = None, constraints: bool = True) -> Predictor:
     """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
     model (:mod:`lisa_tf.packaging`) of an SRL model, also by its name (``"srl"``); without ``path``,
     the shipped model (``models/srl``).
@@ -611,6 +617,9 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
             one-off command wants) instead of the ``.keras`` model.
         frames: the PropBank frame index a model with a sense head reads its senses' meanings from
             (:mod:`lisa_tf.frame_meanings`; default: the shipped ``data/propbank-frames/frames.json.gz``).
+        constraints: decode under the frame constraints (:class:`Predictor`); exports decode as they
+            were exported (``export --no-constraints``), so ``False`` with an export path raises
+            :class:`PredictionInputError`, and a package is then labelled through its ``.keras`` model.
 
     Raises:
         ParserModelError: the path holds the dependency parser or its export.
@@ -625,7 +634,7 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
     limit = max_sentence_tokens or model_max_tokens_per_sentence(path)
     package = is_package(path)
     export = None
-    if package and prefer_export:
+    if package and prefer_export and constraints:
         from lisa_tf.export_cache import cached_export
 
         export = cached_export(path)
@@ -636,7 +645,11 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         model = load_model_file(path / MODEL_FILE if package else path) if package or path.is_file() else load_run(path)
         if isinstance(model, DependencyParser):
             raise ParserModelError(path)
-        return Predictor(model, token_budget, limit, frames)
+        return Predictor(model, token_budget, limit, frames, constraints)
+    if not constraints:
+        raise PredictionInputError(f"constraints: {path} is a SavedModel export, which decodes as it was exported; "
+                                   "give its run or .keras model to turn the constraints off, or export it with "
+                                   "--no-constraints")
     predictor = ExportPredictor(export or latest_version(path), limit, token_budget, frames)
     if "srl_tags" not in predictor.signature.structured_outputs:
         raise ParserModelError(path)

@@ -15,6 +15,7 @@ import json
 import os
 import pathlib
 import sys
+import warnings
 import zipfile
 from typing import Optional
 
@@ -194,12 +195,39 @@ def load_model_file(path: str | os.PathLike, dtype_policy: str = "float32"):
         keras.config.set_dtype_policy(previous)
 
 
+def with_sense_lexicon(model, run_dir: str | os.PathLike, dtype_policy: str = "float32"):
+    """``model`` (with a sense head, saved without its word-form lexicon) rebuilt with the lexicon of its
+    run (:func:`lisa_tf.decoding.sense_choice.lexicon_for_run`: the run's frame index and training data),
+    with the same weights."""
+    from data_pipeline.splits import read_split
+    from lisa_tf.decoding.sense_choice import lexicon_for_run
+
+    config = load_run_config(run_dir)
+    print(f"{run_dir}: the model has no sense lexicon; building it from {config.data.train} and the frame index",
+          file=sys.stderr)
+    train = read_split(config.data.train, config.data.format, config.data.parse_train, config.data.max_train_sentences)
+    lexicon = lexicon_for_run(config, model.sense_labels, train)
+    previous = keras.config.dtype_policy().name
+    keras.config.set_dtype_policy(dtype_policy)
+    try:
+        rebuilt = type(model).from_config({**model.get_config(), "sense_lexicon": lexicon})
+        with warnings.catch_warnings():  # Keras' note that a model without build() is built by calling it
+            warnings.filterwarnings("ignore", message=".*does not have a `build\\(\\)` method")
+            rebuilt.build_from_batch()
+    finally:
+        keras.config.set_dtype_policy(previous)
+    rebuilt.set_weights(model.get_weights())
+    return rebuilt
+
+
 def load_run(run_dir: str | os.PathLike, weights: str = "best", dtype_policy: str = "float32"):
     """The trained model of a run directory, with ``weights`` (``best``, ``final``, ``model`` for
     the weights inside ``model.keras``, or a path), built under ``dtype_policy``."""
     path = require_run(run_dir) / MODEL_FILE
     weights = None if weights == "model" else weights_file(run_dir, weights)  # checked before the slow load
     model = load_model_file(path, dtype_policy)
+    if getattr(model, "sense_head", None) is not None and model.sense_choice is None:
+        model = with_sense_lexicon(model, run_dir, dtype_policy)
     if weights is not None:
         try:
             load_weights(model, weights)

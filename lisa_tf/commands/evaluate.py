@@ -22,6 +22,9 @@ def add_arguments(parser):
                         help="all (default): score every predicate; verbal: only those at the tokens the model's own "
                              "tags call verbs, gold and predicted alike, as predict --predicates verbal keeps them "
                              "(no nouns, no auxiliaries; LISA and SA, which predict POS tags)")
+    parser.add_argument("--no-constraints", dest="constraints", action="store_false",
+                        help="decode with the plain BIO Viterbi instead of the frame constraints (default: at most one "
+                             "of each core role, C-/R- after their role, only the predicted roleset's core roles)")
     parser.add_argument("--weights", default="best", help="with --run: best (default), final, or a weights file")
     parser.add_argument("--limit", type=int, default=0, help="evaluate the first N sentences only")
     parser.add_argument("--out", help="write the metrics JSON here (and Markdown beside it)")
@@ -69,7 +72,8 @@ def run(args) -> int:
 
     check(args)
     options = dict(data_format=args.format, parse=args.parse, gold_parse=args.gold_parse, data_parse=args.data_parse,
-                   gold_predicates=args.gold_predicates, limit=args.limit, predicates=args.predicates)
+                   gold_predicates=args.gold_predicates, limit=args.limit, predicates=args.predicates,
+                   constraints=args.constraints)
     if args.model is not None:
         metrics = evaluate_model(args.model, args.data, **options)
     else:

@@ -10,6 +10,9 @@ def add_arguments(parser):
     parser.add_argument("--out", required=True,
                         help="export directory, new or empty, e.g. exports/srl/1 (a new model is a new version)")
     parser.add_argument("--weights", default="best", help="with --run: best (default), final, or a weights file")
+    parser.add_argument("--no-constraints", dest="constraints", action="store_false",
+                        help="decode with the plain BIO Viterbi instead of the frame constraints (default: at most one "
+                             "of each core role, C-/R- after their role, only the predicted roleset's core roles)")
     parser.add_argument("--allow-untrained", action="store_true",
                         help="export a run that has no trained weights yet (its initial model), with a warning")
     parser.add_argument("--frames", help="PropBank frame index of the senses' meanings (default: the shipped "
@@ -35,7 +38,7 @@ def run(args) -> int:
             raise PackagingError(f"--model {package}: not a packaged model (model.keras beside card.json); "
                                  "export a run directory with --run")
         check_export_dir(args.out)
-        print(f"SavedModel written to {export_package(package, args.out, args.frames)}")
+        print(f"SavedModel written to {export_package(package, args.out, args.frames, args.constraints)}")
         return 0
     run_dir = require_run(args.run)
     check_export_dir(args.out)
@@ -47,6 +50,6 @@ def run(args) -> int:
         print(f"warning: --run {run_dir}: {UNTRAINED}; exporting its untrained model (--allow-untrained)",
               file=sys.stderr)
         weights = "model"
-    path = export_run(run_dir, args.out, weights, frames=args.frames)
+    path = export_run(run_dir, args.out, weights, frames=args.frames, constraints=args.constraints)
     print(f"SavedModel written to {path}")
     return 0

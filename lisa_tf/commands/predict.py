@@ -42,6 +42,9 @@ def add_arguments(parser):
                              "(no nouns, no auxiliaries such as had, been, did, 'll)")
     parser.add_argument("--frames", help="PropBank frame index the senses' meanings are read from (default: the "
                                          "shipped data/propbank-frames/frames.json.gz; models with a sense head only)")
+    parser.add_argument("--no-constraints", dest="constraints", action="store_false",
+                        help="decode with the plain BIO Viterbi instead of the frame constraints (default: at most one "
+                             "of each core role, C-/R- after their role, only the predicted roleset's core roles)")
     parser.add_argument("--out", help="write here instead of standard output")
     parser.add_argument("--batch-tokens", type=positive_int, default=4096, help="most padded tokens per batch")
     parser.add_argument("--max-sentence-tokens", type=positive_int, default=None,
@@ -232,10 +235,11 @@ def run(args) -> int:
     from lisa_tf.predictor import label_units, load
 
     check(args)
-    _export_cache(check_model(args.model))
+    if args.constraints:  # the export decodes with the constraints; without them the .keras model labels
+        _export_cache(check_model(args.model))
     try:
         predictor = load(args.model, token_budget=args.batch_tokens, max_sentence_tokens=args.max_sentence_tokens,
-                         prefer_export=True, frames=args.frames)
+                         prefer_export=True, frames=args.frames, constraints=args.constraints)
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -21,7 +21,8 @@ from data_pipeline.splits import read_split
 
 from lisa_tf.evaluation.parse_eval import evaluate_parsing
 from lisa_tf.evaluation.senses import MostFrequentSense, sense_scores
-from lisa_tf.evaluation.tables import parsing_table, predicate_table, srl_table
+from lisa_tf.evaluation.frame_checks import frame_checks_table, frame_violations
+from lisa_tf.evaluation.tables import parsing_table, per_role_table, predicate_table, srl_table
 from lisa_tf.evaluation.srl_eval import score
 from lisa_tf.models import TASKS, DependencyParser
 from lisa_tf.parse import parse_scores, parse_sentences
@@ -64,6 +65,7 @@ def evaluate_runs(
     token_budget: int = 4096,
     return_sentences: bool = False,
     predicates: str = "all",
+    constraints: bool = True,
 ):
     """Metrics of one run, or of an ensemble of runs (averaged softmax), on ``data``.
 
@@ -83,7 +85,7 @@ def evaluate_runs(
     return evaluate_models(models, gold, names=list(runs), data=data, parse=parsed, parse_name=parse,
                            gold_parse=gold_parse, gold_predicates=gold_predicates, token_budget=token_budget,
                            return_sentences=return_sentences, training=(config.data.train, config.data.format),
-                           predicates=predicates)
+                           predicates=predicates, constraints=constraints)
 
 
 def evaluate_model(
@@ -98,6 +100,7 @@ def evaluate_model(
     token_budget: int = 4096,
     return_sentences: bool = False,
     predicates: str = "all",
+    constraints: bool = True,
 ):
     """Metrics of what ``evaluate --model`` names, as for a run: a run directory, a packaged model
     (also by its name: ``srl``), a ``.keras`` file, or a SavedModel export (labelled through its
@@ -117,7 +120,7 @@ def evaluate_model(
     if not is_package(path) and (path / MODEL_FILE).exists() and (path / "config.json").exists():
         return evaluate_runs([str(path)], data, data_format, parse, gold_parse, data_parse, gold_predicates,
                              limit=limit, token_budget=token_budget, return_sentences=return_sentences,
-                             predicates=predicates)
+                             predicates=predicates, constraints=constraints)
     export = None
     if is_package(path):
         recorded, loaded = path / PACKAGE_ASSETS / "config.json", load_model_file(path / KERAS_FILE)
@@ -139,7 +142,7 @@ def evaluate_model(
         data_format = record["data"]["format"]
     gold, parsed = _read_data(data, data_format, data_parse, parse, limit)
     options = dict(data=data, parse=parsed, parse_name=parse, gold_parse=gold_parse, gold_predicates=gold_predicates,
-                   return_sentences=return_sentences, predicates=predicates)
+                   return_sentences=return_sentences, predicates=predicates, constraints=constraints)
     if export is not None:
         # scored on every sentence, as the .keras path is: the serving limit is not an evaluation's
         export.max_sentence_tokens = max([export.max_sentence_tokens] + [len(s) for s in gold])
@@ -162,6 +165,7 @@ def evaluate_models(
     return_sentences: bool = False,
     training: Optional[tuple[str, str]] = None,
     predicates: str = "all",
+    constraints: bool = True,
 ):
     """Metrics of loaded models (one, or an ensemble) on the ``gold`` sentences of ``data``: what
     :func:`evaluate_runs` computes once the runs are loaded; ``names`` label the models in the
@@ -179,7 +183,7 @@ def evaluate_models(
     if (parse is not None or gold_parse) and inputs[0].heads is None:
         raise EvaluationError(f"{data}: no dependency heads to inject; give --data-parse FILE.conllu or --parse FILE.conllu")
     injected = parse is not None or gold_parse
-    options = {}
+    options = {"constraints": constraints}
     if getattr(models[0], "uses_syntax", False):
         options["inject_parse"] = injected
     predicts_predicates = getattr(models[0], "predicts_predicates", False)
@@ -190,6 +194,8 @@ def evaluate_models(
                            gold_predicates or not predicts_predicates, vocabs.srl.entries,
                            finds_predicates=models[0].layout == "sentence" or (predicts_predicates and not gold_predicates),
                            own_parse=models[0].layout == "sentence" and not injected, predicates=predicates)
+    metrics["constraints"] = bool(constraints)
+    metrics["frames"] = frame_violations(predicted)
     if getattr(models[0], "sense_head", None) is not None:
         metrics["senses"] = _sense_metrics(gold, predicted, training)
     return (metrics, gold, predicted) if return_sentences else metrics
@@ -311,6 +317,12 @@ def metrics_markdown(metrics: dict) -> str:
         parts.append(predicate_table({name: {metrics["data"]: detection}}, caption="Predicate detection"))
         if "pos" in parsing or "uas" in parsing:
             parts.append(parsing_table({name: parsing}, caption="Parsing"))
+    per_role = metrics["srl"].get("per_role")
+    if per_role:
+        parts.append("F1 per role (srl-eval)\n\n" + "\n".join(per_role_table(per_role)))
+    if "frames" in metrics:
+        parts.append(frame_checks_table(metrics["frames"], "decoded with constraints" if metrics.get("constraints")
+                                        else "decoded without constraints"))
     senses = metrics.get("senses")
     if senses:
         rows = [f"| {name} | {senses['gold_predicates']} | {senses['accuracy']:.2f} | "

@@ -148,3 +148,12 @@ def parsing_table(results: Mapping[str, Any], *, caption: Optional[str] = None, 
     if any("upos" in scores for scores in results.values()):
         columns = (("upos", "UPOS"),) + columns
     return _grouped_table(wrapped, [""], columns, caption, digits, bold_best, "Model")
+
+
+def per_role_table(per_role: Mapping[str, Mapping[str, Any]], top: Optional[int] = None) -> list[str]:
+    """srl-eval's per-role scores (``{role: {correct, missed, precision, recall, f1, ...}}``) as Markdown
+    table lines, most frequent gold role first; ``top``: only that many roles."""
+    frequent = sorted(per_role.items(), key=lambda item: -(item[1]["correct"] + item[1]["missed"]))[:top]
+    lines = ["| role | gold arguments | P | R | F1 |", "|---|---:|---:|---:|---:|"]
+    return lines + [f"| {role} | {c['correct'] + c['missed']:,} | {_cell(c['precision'], 2)} | {_cell(c['recall'], 2)} | "
+                    f"{_cell(c['f1'], 2)} |" for role, c in frequent]

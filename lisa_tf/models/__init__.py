@@ -29,8 +29,10 @@ TASKS = {"deepatt": DeepAtt, "lisa": Lisa, "sa": Lisa, "selective": SelectiveSRL
 __all__ = ["TASKS", "DeepAtt", "DependencyParser", "Lisa", "PredicateIdentifier", "SelectiveSRL", "SenseHead", "SrlBackbone", "SrlModel", "SrlPreprocessor", "build_model"]
 
 
-def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Optional[np.ndarray] = None) -> SrlModel:
-    """The task named by ``config.kind``, sized for ``vocabs``."""
+def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Optional[np.ndarray] = None,
+                sense_lexicon: Optional[dict] = None) -> SrlModel:
+    """The task named by ``config.kind``, sized for ``vocabs``; ``sense_lexicon``: the word-form lexicon
+    of the sense head (:func:`lisa_tf.decoding.sense_choice.build_lexicon`), for the SRL models."""
     if config.kind not in TASKS:
         raise ValueError(f"model kind {config.kind!r} is not available; expected one of {sorted(TASKS)}")
     return TASKS[config.kind](
@@ -42,6 +44,7 @@ def build_model(config: ModelConfig, vocabs: Vocabularies, embedding_matrix: Opt
         vocabs.dep_labels.entries,
         upos_labels=vocabs.upos.entries,
         sense_labels=vocabs.senses.entries,
+        **({"sense_lexicon": sense_lexicon} if sense_lexicon is not None else {}),
         embedding_matrix=embedding_matrix,
         name=config.kind,
     )

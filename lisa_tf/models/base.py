@@ -28,6 +28,8 @@ import tensorflow as tf
 from data_pipeline.vocab import OOV_ID, Vocabularies, Vocabulary
 
 from lisa_tf.config import ConfigError, ModelConfig
+from lisa_tf.decoding.frame_viterbi import CoreRoleTags, frame_viterbi_decode
+from lisa_tf.decoding.sense_choice import SenseChoice
 from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
 from lisa_tf.losses import masked_cross_entropy
 from lisa_tf.models.backbone import backbone_from_config
@@ -69,6 +71,7 @@ class SrlModel(keras.Model):
         dep_labels: Sequence[str] = (),
         upos_labels: Sequence[str] = (),
         sense_labels: Sequence[str] = (),
+        sense_lexicon: Optional[dict] = None,
         **kwargs,
     ):
         kwargs.pop("dtype", None)  # models load under the global policy (see the module docstring)
@@ -85,6 +88,10 @@ class SrlModel(keras.Model):
         self.sense_labels = list(sense_labels)
         self.sense_head = (SenseHead(len(self.sense_labels), name="sense_head")
                            if self.sense_labels and self.config.sense_loss_weight > 0 else None)
+        # The word-form lexicon that narrows the head's choice to a word's rolesets (lisa_tf.decoding.sense_choice).
+        self.sense_lexicon = sense_lexicon if self.sense_head is not None and sense_lexicon else None
+        self.sense_choice = SenseChoice(**self.sense_lexicon, name="sense_choice") if self.sense_lexicon else None
+        self.core_role_tags = CoreRoleTags(self.srl_labels)
         self.decode_mode = self.config.decode
         self.layout = self.model_layout(self.config)
         self.preprocessor = SrlPreprocessor(self.words, layout=self.layout, name="preprocessor")
@@ -170,12 +177,45 @@ class SrlModel(keras.Model):
             scores["sense_probs"] = tf.nn.softmax(outputs["sense_logits"], axis=-1)
         return scores
 
-    def decode_senses(self, scores: dict, decoded: dict) -> dict:
-        """``decoded`` with ``senses`` (the most probable roleset id per row of ``sense_probs``) when
-        the scores have them."""
-        if "sense_probs" in scores:
-            decoded["senses"] = tf.argmax(scores["sense_probs"], axis=-1, output_type=tf.int32)
-        return decoded
+    def decode_frames(self, probabilities, lengths, words, sense_probs=None, constraints: bool = True) -> dict:
+        """Each predicate's tags and roleset, decoded together, in-graph.
+
+        Args:
+            probabilities: ``[N, T, L]`` tag probabilities, one row per predicate.
+            lengths: ``[N]`` sentence lengths.
+            words: ``[N]`` string, each predicate's word form.
+            sense_probs: ``[N, S]`` the sense head's probabilities, or None (a model without senses).
+            constraints: decode under the frame constraints
+                (:func:`~lisa_tf.decoding.frame_viterbi.frame_viterbi_decode`: one of each core role,
+                ``C-``/``R-`` after their role, only the chosen roleset's core roles); with ``False`` the
+                plain constrained-BIO Viterbi. Models configured with ``model.decode = "argmax"`` decode by
+                argmax either way.
+
+        Returns:
+            ``srl_tags`` ``[N, T]``; with a sense head ``senses`` ``[N]`` string (the roleset: the head's
+            best among the word's candidates, a marked fallback, or ``""``) and ``sense_sources`` ``[N]``
+            int32 (an index into :data:`lisa_tf.decoding.sense_choice.SOURCES`).
+        """
+        out = {}
+        allowed = None
+        if sense_probs is not None:
+            if self.sense_choice is not None:
+                choice = self.sense_choice(words, sense_probs)
+                out["senses"] = self.sense_choice.roleset_names(choice["sense"])
+                out["sense_sources"] = choice["source"]
+                allowed = self.sense_choice.allowed_core(choice["sense"], self.core_role_tags.roles)
+            else:  # no lexicon (a model saved before it): the head's best roleset overall
+                best = tf.argmax(sense_probs, axis=-1, output_type=tf.int32)
+                out["senses"] = tf.gather(tf.constant(self.sense_labels), best)
+                out["sense_sources"] = tf.ones_like(best)
+        out["srl_tags"] = self.decode_tags(probabilities, lengths, allowed if constraints else None, constraints)
+        return out
+    def decode_predicate_rows(self, scores: dict, features, constraints: bool = True) -> dict:
+        """:meth:`decode_frames` for the predicate layout: one example per predicate, at
+        ``features["predicate_position"]``."""
+        words = tf.gather(features["tokens"], tf.cast(features["predicate_position"], tf.int32), batch_dims=1)
+        return self.decode_frames(scores["srl_probs"], tf.cast(features["length"], tf.int32), words,
+                                  scores.get("sense_probs"), constraints)
 
     @classmethod
     def model_layout(cls, config: ModelConfig) -> str:
@@ -195,6 +235,7 @@ class SrlModel(keras.Model):
             "dep_labels": list(self.dep_labels),
             "upos_labels": list(self.upos_labels),
             "sense_labels": list(self.sense_labels),
+            "sense_lexicon": self.sense_lexicon,
         }
 
     @classmethod
@@ -301,13 +342,19 @@ class SrlModel(keras.Model):
         return None
 
     # ------------------------------------------------------------------------------ decoding
-    def decode_tags(self, probabilities, lengths):
-        """Tag ids [..., T] from probabilities [..., T, L]: argmax or constrained Viterbi."""
+    def decode_tags(self, probabilities, lengths, allowed_core=None, constraints: bool = False):
+        """Tag ids [..., T] from probabilities [..., T, L]: argmax, constrained-BIO Viterbi, or with
+        ``constraints`` the frame-constrained Viterbi (:meth:`decode_frames`; ``allowed_core`` [N, K] the
+        core roles of each row's roleset, rows flattened)."""
         probabilities = tf.cast(probabilities, tf.float32)
         if self.decode_mode == "argmax":
             return tf.argmax(probabilities, axis=-1, output_type=tf.int32)
         shape = tf.shape(probabilities)
         flat = tf.reshape(probabilities, tf.concat([[-1], shape[-2:]], 0))
         flat_lengths = tf.reshape(lengths, [-1])
-        paths, _ = viterbi_decode(tf.math.log(flat + 1e-12), flat_lengths, self.transitions, self.start_transitions)
+        if constraints:
+            paths = frame_viterbi_decode(tf.math.log(flat + 1e-12), flat_lengths, self.core_role_tags, self.transitions,
+                                         self.start_transitions, allowed_core)
+        else:
+            paths, _ = viterbi_decode(tf.math.log(flat + 1e-12), flat_lengths, self.transitions, self.start_transitions)
         return tf.reshape(paths, shape[:-1])

@@ -81,5 +81,5 @@ class DeepAtt(SrlModel):
         out = self(features, training=False)
         return self.with_sense_scores({"srl_probs": tf.nn.softmax(out["srl_logits"])}, out)
 
-    def decode_scores(self, scores, features):
-        return self.decode_senses(scores, {"srl_tags": self.decode_tags(scores["srl_probs"], features["length"])})
+    def decode_scores(self, scores, features, constraints: bool = True):
+        return self.decode_predicate_rows(scores, features, constraints)

@@ -285,12 +285,14 @@ class Lisa(SrlModel):
             scores["gold_predicate_flags"] = tf.cast(features["predicate_indicator"], tf.float32)
         return scores
 
-    def decode_scores(self, scores, features):
+    def decode_scores(self, scores, features, constraints: bool = True):
         """Tag ids: ``srl_tags`` (and in the sentence layout ``predicate_flags``, ``pos``, and with
-        syntax ``heads``/``dep_labels``); see :mod:`lisa_tf.predict`."""
+        syntax ``heads``/``dep_labels``), with a sense head ``senses``/``sense_sources`` (sentence layout:
+        [B, T], at the predicates' tokens); see :mod:`lisa_tf.predict` and :meth:`SrlModel.decode_frames`
+        (``constraints``)."""
         lengths = tf.cast(features["length"], tf.int32)
         if self.layout == "predicate":
-            return self.decode_senses(scores, {"srl_tags": self.decode_tags(scores["srl_probs"], lengths)})
+            return self.decode_predicate_rows(scores, features, constraints)
         token_mask = tf.cast(features["token_mask"], tf.bool)
         joint_ids = tf.argmax(scores["joint_probs"], axis=-1, output_type=tf.int32)
         if "gold_predicate_flags" in scores:
@@ -301,16 +303,20 @@ class Lisa(SrlModel):
         # Decode only the rows of (predicted or gold) predicates.
         where = tf.where(flags)  # [N, 2]: (sentence, predicate token)
         rows = tf.gather_nd(scores["srl_probs"], where)  # [N, T, roles]
-        row_tags = self.decode_tags(rows, tf.gather(lengths, where[:, 0]))
+        sense_rows = tf.gather_nd(scores["sense_probs"], where) if "sense_probs" in scores else None
+        frames = self.decode_frames(rows, tf.gather(lengths, where[:, 0]), tf.gather_nd(features["tokens"], where),
+                                    sense_rows, constraints)
         shape = tf.shape(scores["srl_probs"], out_type=tf.int64)[:3]
-        srl_tags = tf.scatter_nd(where, row_tags, shape)
         out = {
             "predicate_flags": tf.cast(flags, tf.int32),
-            "srl_tags": srl_tags,
+            "srl_tags": tf.scatter_nd(where, frames["srl_tags"], shape),
             "pos": tf.gather(tf.constant(self._joint_to_pos, tf.int32), joint_ids),
         }
+        if "senses" in frames:
+            out["senses"] = tf.tensor_scatter_nd_update(tf.fill(shape[:2], ""), where, frames["senses"])
+            out["sense_sources"] = tf.scatter_nd(where, frames["sense_sources"], shape[:2])
         if "arc_probs" in scores:
             out["heads"] = tf.argmax(scores["arc_probs"], axis=-1, output_type=tf.int32)
         if "dep_label_probs" in scores:
             out["dep_labels"] = tf.argmax(scores["dep_label_probs"], axis=-1, output_type=tf.int32)
-        return self.decode_senses(scores, out)
+        return out

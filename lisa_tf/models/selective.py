@@ -242,5 +242,5 @@ class SelectiveSRL(SrlModel):
         probs = tf.reduce_mean(tf.nn.softmax(out["srl_layer_logits"], axis=-1), axis=0)
         return self.with_sense_scores({"srl_probs": probs}, out)
 
-    def decode_scores(self, scores, features):
-        return self.decode_senses(scores, {"srl_tags": self.decode_tags(scores["srl_probs"], features["length"])})
+    def decode_scores(self, scores, features, constraints: bool = True):
+        return self.decode_predicate_rows(scores, features, constraints)

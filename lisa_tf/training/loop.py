@@ -67,6 +67,7 @@ from data_pipeline.splits import read_split
 
 from lisa_tf.config import ConfigError, ExperimentConfig, validate_config
 from lisa_tf.training import init_from_model
+from lisa_tf.decoding.sense_choice import lexicon_for_run
 from lisa_tf.decoding.viterbi import start_log_probs, transition_log_probs
 from lisa_tf.models import DependencyParser, build_model
 from lisa_tf.evaluation.srl_eval import score
@@ -216,7 +217,8 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         flush=True,
     )
     with strategy.scope():
-        model = build_model(config.model, vocabs, embedding_matrix(config, vocabs))
+        model = build_model(config.model, vocabs, embedding_matrix(config, vocabs),
+                            sense_lexicon=lexicon_for_run(config, vocabs.senses.entries, train_sentences))
         model.compile(optimizer=make_optimizer(config.train, encoder_learning_rate_scales(model, config.train)))
         model.build_from_batch()
         restored = restore_checkpoint(model, run_dir / "checkpoints")

@@ -1,0 +1,186 @@
+"""Viterbi decoding that respects a frame: each core role at most once, ``C-X``/``R-X`` only after ``X``,
+and only the core roles of the predicate's roleset. Exact, in core TensorFlow ops.
+
+PropBank numbers a roleset's core roles ``ARG0`` … ``ARG5`` (and ``ARGA``); a predicate has at most one
+argument of each, a continuation ``C-ARGk`` continues an ``ARGk`` found earlier, and a reference
+``R-ARGk`` (a relative pronoun) points to an ``ARGk`` of the same predicate. A first-order Viterbi search
+(:func:`lisa_tf.decoding.viterbi.viterbi_decode`) cannot see any of that: it happily emits two ``ARG0``
+("The nurse gave [ARG0 the patient] [ARG1 a new bandage]" with an ``ARG0`` already before it).
+
+This module decodes the best BIO sequence under those constraints, exactly:
+
+- **roleset roles**: the tags of a core role the predicate's roleset lacks (``B-/I-ARG3``, ``C-ARG3``,
+  ``R-ARG3``) are forbidden for that predicate (a unary mask, ``allowed_core``);
+- **one of each core role**: ``B-ARGk`` may not appear twice (``ARG1-DSP``, PropBank's direct-speech
+  ``ARG1``, counts as ``ARG1``);
+- **continuations and references after their role**: ``B-C-ARGk`` and ``B-R-ARGk`` only after a
+  ``B-ARGk``. The issue-level constraint is "``R-X`` only where ``X`` is there"; requiring ``X`` *before*
+  ``R-X`` is stricter, and is what PropBank annotation does: in the PropBank-EWT training and
+  development data (45,392 predicates, 1,481 ``R-`` core arguments, 658 ``C-`` ones) no ``R-ARGk`` or
+  ``C-ARGk`` comes before its ``ARGk``, and no predicate repeats a core role.
+
+Modifier roles (``ARGM-*``, ``C-ARGM-*``, ``R-ARGM-*``) are not constrained.
+
+Algorithm. The constraints are a language over tag sequences recognised by the automaton whose state is
+the set of core roles seen so far, so the search runs over (set, tag) pairs: with ``K`` core roles in the
+label set, ``2^K · L`` states (``K = 7``, ``L = 108`` for PropBank-EWT: 13,824). A set only changes on a
+``B-ARGk`` tag, so each new state has exactly one predecessor set, and a step is the first-order step
+applied per set followed by one gather (:func:`frame_viterbi_decode`). That is 2^K times the work of the
+plain search, so the plain search runs first on every row and the exact search only on the rows whose best
+path breaks a constraint: a path that satisfies the constraints and is best among all paths is best among
+the paths that satisfy them. The result is the exact constrained optimum for every row.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from lisa_tf.decoding.viterbi import FORBIDDEN, viterbi_decode
+
+#: the core role numbers, in bit order
+CORE_ROLES = ("0", "1", "2", "3", "4", "5", "A")
+_CORE_TAG = re.compile(r"^([BI])-(?:(C|R)-)?ARG([0-5A])(?:-[A-Z]+)?$")
+
+
+class CoreRoleTags:
+    """Which tags of an SRL label set are core-role tags, and how each moves the set of roles seen.
+
+    Args:
+        labels: the BIO tag strings in id order (``["O", "B-ARG0", "I-ARG0", …]``).
+
+    Attributes:
+        roles: the core role numbers present in ``labels`` (``("0", "1", …, "A")``), bit ``k`` = ``roles[k]``.
+        role_of_tag: ``[L]`` int32, the bit of the core role a tag belongs to (``B``/``I``, plain, ``C-`` or
+            ``R-``), −1 for any other tag.
+        opens: ``[L]`` bool, ``B-ARGk`` (plain or with a function suffix): sets bit k, forbidden when set.
+        needs: ``[L]`` bool, ``B-C-ARGk`` / ``B-R-ARGk``: allowed only once bit k is set.
+    """
+
+    def __init__(self, labels: Sequence[str]):
+        parsed = [_CORE_TAG.match(label) for label in labels]
+        self.roles = tuple(r for r in CORE_ROLES if any(m and m.group(3) == r for m in parsed))
+        bit = {role: k for k, role in enumerate(self.roles)}
+        self.role_of_tag = np.array([bit[m.group(3)] if m else -1 for m in parsed], np.int32)
+        self.opens = np.array([bool(m) and m.group(1) == "B" and m.group(2) is None for m in parsed])
+        self.needs = np.array([bool(m) and m.group(1) == "B" and m.group(2) is not None for m in parsed])
+
+    @property
+    def num_sets(self) -> int:
+        return 1 << len(self.roles)
+
+    def source_sets(self) -> np.ndarray:
+        """``[2^K, L]`` int32: the set of roles seen before a tag that leads to set ``s`` with that tag,
+        −1 where no set can (``B-ARGk`` into a set without k; ``B-C/R-ARGk`` into a set without k)."""
+        sets = np.arange(self.num_sets)[:, None]
+        bits = np.where(self.role_of_tag >= 0, 1 << np.maximum(self.role_of_tag, 0), 0)[None, :]
+        has = (sets & bits) != 0
+        source = np.where(self.opens[None, :], sets ^ bits, sets)
+        valid = np.where(self.opens[None, :] | self.needs[None, :], has, True)
+        return np.where(valid, source, -1).astype(np.int32)
+
+    def violations(self, paths):
+        """``[N]`` bool: rows of tag ids ``[N, T]`` that open a core role twice, or continue or refer to one
+        before it opens."""
+        paths = tf.convert_to_tensor(paths, tf.int32)
+        k = len(self.roles)
+        role = tf.gather(tf.constant(self.role_of_tag), paths)
+        opened = tf.one_hot(role, k, dtype=tf.int32) * tf.cast(tf.gather(tf.constant(self.opens), paths), tf.int32)[..., None]
+        twice = tf.reduce_any(tf.reduce_sum(opened, axis=1) > 1, axis=-1)
+        before = tf.cumsum(opened, axis=1, exclusive=True)  # [N, T, K]: opened before position t
+        need = tf.gather(tf.constant(self.needs), paths)
+        seen = tf.gather(before, tf.maximum(role, 0), batch_dims=2) > 0
+        early = tf.reduce_any(tf.logical_and(need, tf.logical_not(seen)), axis=-1)
+        return tf.logical_or(twice, early)
+
+    def role_penalty(self, allowed_core):
+        """``[N, L]`` float32 unary scores: ``FORBIDDEN`` on the tags of core roles ``allowed_core``
+        (``[N, K]`` bool, one column per :attr:`roles`) marks as absent, else 0."""
+        allowed_core = tf.convert_to_tensor(allowed_core, tf.bool)
+        role = tf.constant(self.role_of_tag)
+        allowed = tf.gather(tf.concat([allowed_core, tf.ones_like(allowed_core[:, :1])], axis=1),
+                            tf.where(role >= 0, role, len(self.roles)), axis=1)
+        return tf.where(allowed, 0.0, FORBIDDEN)
+
+
+def _set_viterbi(potentials, lengths, transitions, start, tags: CoreRoleTags):
+    """The exact search over (set of roles seen, tag) states (module docstring); ``[N, T]`` tag ids."""
+    shape = tf.shape(potentials)
+    batch, time, num_labels = shape[0], shape[1], shape[2]
+    sets = tags.num_sets
+    source = tags.source_sets()  # [S, L]
+    valid = tf.constant((source >= 0).reshape(-1))  # flat state s * L + j
+    source = np.maximum(source, 0)
+    labels = np.arange(source.shape[1])[None, :]
+    gather = tf.constant((source * source.shape[1] + labels).reshape(-1).astype(np.int32))  # the flat state a move comes from
+    penalty = tf.where(valid, 0.0, FORBIDDEN)
+    steps = tf.transpose(tf.pad(potentials, [[0, 0], [0, tf.maximum(2 - time, 0)], [0, 0]]), [1, 0, 2])
+    active = tf.range(tf.shape(steps)[0])[:, None] < lengths[None, :]
+    identity = tf.broadcast_to(tf.range(sets * num_labels)[None, :], [batch, sets * num_labels])
+    from_empty = tf.constant((tags.source_sets() == 0).reshape(-1))
+    alpha0 = tf.where(from_empty, tf.tile(steps[0] + start[None, :], [1, sets]), FORBIDDEN)
+
+    def forward(carry, step):
+        alpha, _ = carry
+        unary, is_active = step
+        by_set = tf.reshape(alpha, [batch, sets, num_labels])
+        candidates = by_set[:, :, :, None] + transitions[None, None, :, :]  # [N, S, previous, next]
+        best = tf.reshape(tf.reduce_max(candidates, axis=2), [batch, -1])
+        previous = tf.reshape(tf.argmax(candidates, axis=2, output_type=tf.int32), [batch, -1])
+        new_alpha = tf.gather(best, gather, axis=1) + tf.tile(unary, [1, sets]) + penalty[None, :]
+        origin = tf.gather(previous, gather, axis=1)  # the previous tag; its set is the gathered one
+        pointer = (gather // num_labels) * num_labels + origin
+        return (tf.where(is_active[:, None], new_alpha, alpha), tf.where(is_active[:, None], pointer, identity))
+
+    alphas, pointers = tf.scan(forward, (steps[1:], active[1:]), initializer=(alpha0, identity))
+    last = tf.argmax(alphas[-1], axis=-1, output_type=tf.int32)
+    earlier = tf.scan(lambda state, pointer: tf.gather(pointer, state, batch_dims=1), pointers, initializer=last,
+                      reverse=True)
+    states = tf.transpose(tf.concat([earlier, last[None]], axis=0))[:, :time]
+    return tf.where(tf.range(time)[None, :] < lengths[:, None], states % num_labels, 0)
+
+
+def frame_viterbi_decode(log_potentials, lengths, tags: CoreRoleTags, transitions=None, start_transitions=None,
+                         allowed_core=None):
+    """Best tag sequence of each row under the frame constraints of the module docstring.
+
+    Args:
+        log_potentials: ``[N, T, L]`` per-token scores (log-probabilities).
+        lengths: ``[N]`` real tokens per row.
+        tags: the label set's :class:`CoreRoleTags`.
+        transitions, start_transitions: as for :func:`~lisa_tf.decoding.viterbi.viterbi_decode`.
+        allowed_core: optional ``[N, K]`` bool, the core roles of each row's roleset (``tags.roles``
+            order); ``None``: every core role allowed.
+
+    Returns:
+        ``[N, T]`` int32 tag ids (0 on padding), the best path that keeps every constraint (the ``O`` path
+        always does, so there is one).
+
+    Example:
+    ```python
+    labels = ["O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1"]
+    scores = tf.math.log([[[.1, .8, 0, .1, 0], [.1, .7, 0, .2, 0]]])  # ARG0 twice is best unconstrained
+    frame_viterbi_decode(scores, [2], CoreRoleTags(labels), bio_transition_mask(labels), bio_start_mask(labels))
+    # [[1, 3]]: B-ARG0 B-ARG1
+    ```
+    """
+    potentials = tf.cast(tf.convert_to_tensor(log_potentials), tf.float32)
+    lengths = tf.minimum(tf.cast(tf.convert_to_tensor(lengths), tf.int32), tf.shape(potentials)[1])
+    num_labels = tf.shape(potentials)[2]
+    transitions = (tf.zeros([num_labels, num_labels]) if transitions is None
+                   else tf.cast(tf.convert_to_tensor(transitions), tf.float32))
+    start = tf.zeros([num_labels]) if start_transitions is None else tf.cast(tf.convert_to_tensor(start_transitions), tf.float32)
+    if allowed_core is not None and tags.roles:
+        potentials += tags.role_penalty(allowed_core)[:, None, :]
+    paths, _ = viterbi_decode(potentials, lengths, transitions, start)
+    if not tags.roles:
+        return paths
+    bad = tf.where(tags.violations(paths))[:, 0]
+    fixed = _set_viterbi(tf.gather(potentials, bad), tf.gather(lengths, bad), transitions, start, tags)
+    return tf.tensor_scatter_nd_update(paths, bad[:, None], fixed)
+
+
+__all__ = ["CORE_ROLES", "CoreRoleTags", "frame_viterbi_decode"]

@@ -1,0 +1,251 @@
+"""Each predicate's roleset, chosen among the rolesets its word can have: the word-form lexicon and the
+in-graph choice.
+
+The sense head (:mod:`lisa_tf.models.sense_head`) scores every roleset of the training data, ``bark.01``
+and ``kill.01`` alike. A predicate's word narrows that down: "barked" can be ``bark.01`` or ``bark.02``,
+never ``kill.01``. :func:`build_lexicon` writes, for every word form it knows, the rolesets that form can
+have (its *candidates*), and :class:`SenseChoice` takes the head's best candidate in-graph, so an export
+chooses as the Keras model does.
+
+Where the candidates of a form come from:
+
+1. the training data: every roleset a predicate with that (lower-cased) form has there (``service`` →
+   ``serve.02``, ``'s`` → ``be.01``: unified PropBank files nouns and adjectives under verb rolesets, so
+   the roleset's lemma differs from the word's own lemma for about one predicate in eight);
+2. the frame index (:mod:`data_pipeline.frame_index`): every roleset whose predicate lemma or alias is the
+   form's lemma. The lemma of a form comes from regular English inflection, run backwards by generating
+   every regular inflection of every index word (``bark`` → barks, barked, barking; ``carry`` → carries,
+   carried; ``stop`` → stopped, stopping; ``make`` → making). Irregular forms (``took``, ``went``) come
+   from step 1. How often this finds the word's lemma is measured against UD English-EWT's gold lemmas by
+   ``benchmarks/sense_lexicon.py``. A phrasal lemma (``pick_up``) is also a candidate of its first word,
+   where PropBank puts the predicate.
+
+The choice for one predicate, and its *source*:
+
+- ``model``: the form has candidates among the rolesets the model knows: the most probable of them;
+- ``frame_index``: the form has rolesets in the index but the model knows none (the training data never
+  had them): the index's first (lowest-numbered) roleset of the form's lemma, a real roleset marked as a
+  fallback, not the model's choice;
+- ``none``: the form is unknown to both: no roleset (``""``), never a made-up one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Iterable, Optional, Sequence
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from lisa_tf.frame_meanings import SOURCES  # the sources of a choice, by id
+
+_VOWELS = "aeiou"
+
+
+def regular_inflections(word: str) -> set[str]:
+    """Every regular English inflection of ``word`` (verb: -s, -ed, -ing; noun: -s; adjective: -er,
+    -est), over-generated: a form no English word has does no harm, it is never looked up."""
+    forms = {word}
+    if not word.isalpha():
+        return forms
+    sibilant = word.endswith(("s", "x", "z", "ch", "sh"))
+    consonant_y = len(word) > 1 and word.endswith("y") and word[-2] not in _VOWELS
+    forms.add(word + "es" if sibilant else (word[:-1] + "ies" if consonant_y else word + "s"))
+    if word.endswith("e"):
+        stems = [word[:-1]]
+        if word.endswith(("ee", "ye", "oe")):
+            stems.append(word)
+    elif consonant_y:
+        stems = [word[:-1] + "i"]
+    else:
+        stems = [word]
+        if len(word) >= 3 and word[-1] not in _VOWELS + "wxy" and word[-2] in _VOWELS and word[-3] not in _VOWELS:
+            stems.append(word + word[-1])  # stop → stopp-ed
+        if word.endswith("c"):
+            stems.append(word + "k")  # panic → panick-ed
+    for stem in stems:
+        forms.update({stem + "ed", stem + "er", stem + "est"})
+    forms.add((word[:-1] if word.endswith("e") and not word.endswith(("ee", "ye", "oe")) else word) + "ing")
+    if len(word) >= 3 and word[-1] not in _VOWELS + "wxy" and word[-2] in _VOWELS and word[-3] not in _VOWELS:
+        forms.add(word + word[-1] + "ing")
+    if word.endswith("ie"):
+        forms.add(word[:-2] + "ying")  # die → dying
+    return forms
+
+
+def _index_words(frame_index) -> dict[str, set[str]]:
+    """form → the index words (lemmas, aliases) it can be an inflection of."""
+    lemmas_of: dict[str, set[str]] = defaultdict(set)
+    for word in frame_index.lemmas():
+        key = word.lower()
+        heads = {key}
+        parts = re.split(r"[_ ]", key)
+        if len(parts) > 1:
+            heads.add(parts[0])
+        for head in heads:
+            for form in regular_inflections(head):
+                lemmas_of[form].add(word)
+    return lemmas_of
+
+
+def build_lexicon(frame_index, sense_labels: Sequence[str], training: Iterable[tuple[str, Optional[str]]]) -> dict:
+    """The config of a :class:`SenseChoice` (plain JSON data).
+
+    Args:
+        frame_index: a :class:`~data_pipeline.frame_index.FrameIndex`.
+        sense_labels: the rolesets the model's sense head scores, in id order.
+        training: ``(word form, roleset id)`` of every training predicate (roleset ``None`` skipped).
+
+    Returns:
+        ``{"forms", "candidates", "fallbacks", "rolesets", "core_roles"}``: the known forms (lower-cased,
+        sorted); per form its candidates (ids into ``sense_labels``, sorted) and its fallback (an index
+        into ``rolesets``, −1 none); ``rolesets``: ``sense_labels`` followed by the fallback rolesets;
+        ``core_roles``: per roleset the numbers of its core roles in the index (``"012"``), or ``"*"`` when
+        the index lacks it (no role is ruled out).
+    """
+    sense_labels = list(sense_labels)
+    known = {label: i for i, label in enumerate(sense_labels)}
+    seen: dict[str, set[str]] = defaultdict(set)
+    for form, roleset in training:
+        if roleset:
+            seen[form.lower()].add(roleset)
+    lemmas_of = _index_words(frame_index)
+    rolesets = list(sense_labels)
+    extra: dict[str, int] = {}
+    forms, candidates, fallbacks = [], [], []
+    for form in sorted(set(seen) | set(lemmas_of)):
+        found = set(seen.get(form, ()))
+        for lemma in lemmas_of.get(form, ()):
+            found.update(frame_index.rolesets_of(lemma))
+        ids = sorted(known[r] for r in found if r in known)
+        fallback = -1
+        if not ids and found:
+            first = min(found, key=_roleset_order)
+            fallback = extra.setdefault(first, len(rolesets))
+            if fallback == len(rolesets):
+                rolesets.append(first)
+        forms.append(form)
+        candidates.append(ids)
+        fallbacks.append(fallback)
+    core_roles = []
+    for roleset_id in rolesets:
+        roleset = frame_index.roleset(roleset_id)
+        core_roles.append("*" if roleset is None else "".join(sorted({r.number for r in roleset.roles if r.number != "M"})))
+    return {"forms": forms, "candidates": candidates, "fallbacks": fallbacks, "rolesets": rolesets,
+            "core_roles": core_roles}
+
+
+def _roleset_order(roleset_id: str) -> tuple:
+    """``bark.01`` before ``bark.02`` before ``bark_up.01``; numbers compared as numbers."""
+    lemma, _, number = roleset_id.rpartition(".")
+    return (len(lemma), lemma, int(number) if number.isdigit() else 1 << 30, number)
+
+
+def training_predicates(sentences) -> Iterable[tuple[str, Optional[str]]]:
+    """``(word form, roleset)`` of every predicate of ``sentences`` (for :func:`build_lexicon`)."""
+    for sentence in sentences:
+        for predicate in sentence.predicates:
+            yield sentence.words[predicate.position], predicate.roleset
+
+
+def lexicon_for_run(config, sense_labels: Sequence[str], train_sentences) -> Optional[dict]:
+    """The lexicon of a run's model (an :class:`~lisa_tf.config.ExperimentConfig`): ``data.frames`` or
+    the shipped frame index, and the run's training predicates; None for a model without senses.
+
+    Raises:
+        ConfigError: ``data.frames`` is not a readable frame index.
+    """
+    from data_pipeline.errors import DataFormatError
+    from data_pipeline.frame_index import DEFAULT_FRAME_INDEX, FrameIndex
+    from lisa_tf.config import ConfigError
+
+    if not sense_labels or config.model.sense_loss_weight <= 0 or config.model.kind == "parser":
+        return None
+    path = config.data.frames or DEFAULT_FRAME_INDEX
+    try:
+        index = FrameIndex.load(path)
+    except FileNotFoundError:
+        raise ConfigError(f"data.frames: {path}: no such file; expected a frame index "
+                          "(python -m data_pipeline.frame_index build), or empty for the shipped one") from None
+    except DataFormatError as error:
+        raise ConfigError(f"data.frames: {error}") from None
+    return build_lexicon(index, sense_labels, training_predicates(train_sentences))
+
+
+class SenseChoice(keras.layers.Layer):
+    """Chooses each predicate's roleset among its word's candidates (module docstring), in-graph.
+
+    Args:
+        forms, candidates, fallbacks, rolesets, core_roles: the lexicon, as :func:`build_lexicon` returns.
+
+    Call arguments:
+        words: ``[N]`` string, the predicates' word forms (any case).
+        sense_probs: ``[N, S]`` the sense head's probabilities over the model's rolesets (the first ``S``
+            of ``rolesets``).
+
+    Returns:
+        dict: ``sense`` ``[N]`` int32, an index into ``rolesets`` (−1: none); ``source`` ``[N]`` int32, an
+        index into :data:`SOURCES`.
+
+    Example:
+    ```python
+    choice = SenseChoice(**build_lexicon(FrameIndex.load(), ["bark.01", "kill.01"], []))
+    choice(tf.constant(["barked"]), tf.constant([[0.1, 0.9]]))["sense"]  # [0]: bark.01, not kill.01
+    ```
+    """
+
+    def __init__(self, forms, candidates, fallbacks, rolesets, core_roles, **kwargs):
+        super().__init__(**kwargs)
+        self.forms = list(forms)
+        self.candidates = [list(map(int, row)) for row in candidates]
+        self.fallbacks = list(map(int, fallbacks))
+        self.rolesets = list(rolesets)
+        self.core_roles = list(core_roles)
+        # Row 0 is the unknown form (no candidates, no fallback).
+        self.lookup = keras.layers.StringLookup(vocabulary=self.forms, num_oov_indices=1, name="form_lookup") \
+            if self.forms else None
+        self._splits = np.cumsum([0, 0] + [len(row) for row in self.candidates]).astype(np.int64)
+        self._values = np.array([i for row in self.candidates for i in row], np.int32)
+        self._fallbacks = np.array([-1] + self.fallbacks, np.int32)
+
+    def call(self, words, sense_probs):
+        probs = tf.cast(sense_probs, tf.float32)
+        count = tf.shape(probs)[0]
+        if self.lookup is None:
+            rows = tf.zeros([count], tf.int64)
+        else:
+            rows = tf.cast(self.lookup(tf.strings.lower(words, encoding="utf-8")), tf.int64)
+        table = tf.RaggedTensor.from_row_splits(tf.constant(self._values), tf.constant(self._splits))
+        chosen = tf.gather(table, rows)  # [N, None] candidate ids
+        allowed = tf.scatter_nd(
+            tf.stack([tf.cast(chosen.value_rowids(), tf.int32), chosen.flat_values], axis=1),
+            tf.ones_like(chosen.flat_values), tf.shape(probs)) > 0
+        has = tf.reduce_any(allowed, axis=-1)
+        best = tf.argmax(tf.where(allowed, probs, -1.0), axis=-1, output_type=tf.int32)
+        fallback = tf.gather(tf.constant(self._fallbacks), rows)
+        sense = tf.where(has, best, fallback)
+        source = tf.where(has, 1, tf.where(fallback >= 0, 2, 0))
+        return {"sense": sense, "source": source}
+
+    def roleset_names(self, sense):
+        """``[N]`` string roleset ids of :meth:`call`'s ``sense`` (``""`` for −1)."""
+        names = tf.constant(self.rolesets + [""])
+        return tf.gather(names, tf.where(sense >= 0, sense, len(self.rolesets)))
+
+    def allowed_core(self, sense, roles: Sequence[str]):
+        """``[N, len(roles)]`` bool: which of the core ``roles`` (``("0", "1", …)``) each chosen roleset
+        has; every one for ``none`` and for rolesets the index lacks."""
+        table = np.array([[c == "*" or r in c for r in roles] for c in self.core_roles] + [[True] * len(roles)],
+                         bool).reshape(len(self.core_roles) + 1, len(roles))
+        return tf.gather(tf.constant(table), tf.where(sense >= 0, sense, len(self.rolesets)))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(forms=self.forms, candidates=self.candidates, fallbacks=self.fallbacks, rolesets=self.rolesets,
+                      core_roles=self.core_roles)
+        return config
+
+
+__all__ = ["SOURCES", "SenseChoice", "build_lexicon", "lexicon_for_run", "regular_inflections", "training_predicates"]

@@ -1,0 +1,138 @@
+"""Tests of lisa_tf.decoding.frame_viterbi: exact against brute force over every tag sequence, the
+constraints on the shipped PropBank-EWT label set, and use inside a traced function."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data_pipeline.readers.conll12 import read_conll12
+from data_pipeline.vocab import predicate_bio_tags
+from lisa_tf.decoding.frame_viterbi import CoreRoleTags, frame_viterbi_decode
+from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
+from tests.conftest import DATA
+
+LABELS = ["O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-C-ARG0", "I-C-ARG0", "B-R-ARG1", "B-ARGM-TMP",
+          "I-ARGM-TMP", "B-ARG1-DSP"]
+
+
+def keeps_frame(tags, allowed=None):
+    """The constraints, written directly on tag strings."""
+    seen = []
+    for tag in tags:
+        m = re.match(r"B-(?:(C|R)-)?ARG([0-5A])", tag)
+        if not m:
+            if allowed is not None and re.match(r"[BI]-(?:[CR]-)?ARG([0-5A])", tag) and \
+                    re.match(r"[BI]-(?:[CR]-)?ARG([0-5A])", tag).group(1) not in allowed:
+                return False
+            continue
+        role = m.group(2)
+        if allowed is not None and role not in allowed:
+            return False
+        if m.group(1):
+            if role not in seen:
+                return False
+        elif role in seen:
+            return False
+        else:
+            seen.append(role)
+    return True
+
+
+def brute_force(unary, transitions, start, allowed=None):
+    best, best_score = None, -np.inf
+    for path in itertools.product(range(len(LABELS)), repeat=unary.shape[0]):
+        tags = [LABELS[i] for i in path]
+        if not keeps_frame(tags, allowed):
+            continue
+        score = start[path[0]] + sum(unary[t, y] for t, y in enumerate(path))
+        score += sum(transitions[a, b] for a, b in zip(path[:-1], path[1:]))
+        if score > best_score:
+            best, best_score = list(path), score
+    return best, best_score
+
+
+def score_of(path, unary, transitions, start):
+    return start[path[0]] + sum(unary[t, y] for t, y in enumerate(path)) + sum(
+        transitions[a, b] for a, b in zip(path[:-1], path[1:]))
+
+
+def test_core_role_tags_read_the_label_set():
+    tags = CoreRoleTags(LABELS)
+    assert tags.roles == ("0", "1")
+    assert tags.role_of_tag.tolist() == [-1, 0, 0, 1, 1, 0, 0, 1, -1, -1, 1]
+    assert [LABELS[i] for i in np.flatnonzero(tags.opens)] == ["B-ARG0", "B-ARG1", "B-ARG1-DSP"]
+    assert [LABELS[i] for i in np.flatnonzero(tags.needs)] == ["B-C-ARG0", "B-R-ARG1"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_against_every_tag_sequence(seed):
+    rng = np.random.default_rng(seed)
+    n, length = 4, 4
+    unary = np.log(rng.dirichlet(np.full(len(LABELS), 0.3), size=(n, length))).astype(np.float32)
+    # Make the plain best path break the frame in most rows: ARG0 twice, C-ARG0 first.
+    unary[0, :, 1] += 3.0
+    unary[1, 0, 5] += 6.0
+    transitions = bio_transition_mask(LABELS) + rng.normal(0, 0.3, (len(LABELS),) * 2).astype(np.float32)
+    start = bio_start_mask(LABELS)
+    allowed = np.array([[True, True], [True, True], [True, False], [False, True]])
+    paths = frame_viterbi_decode(unary, [length] * n, CoreRoleTags(LABELS), transitions, start, allowed).numpy()
+    for row in range(n):
+        roles = {k for k, ok in zip("01", allowed[row]) if ok}
+        expected, expected_score = brute_force(unary[row], transitions, start, roles)
+        assert keeps_frame([LABELS[i] for i in paths[row]], roles)
+        assert score_of(paths[row], unary[row], transitions, start) == pytest.approx(expected_score, rel=1e-5, abs=1e-4)
+
+
+def test_rows_that_keep_the_frame_are_the_plain_viterbi_path_and_padding_is_o():
+    rng = np.random.default_rng(7)
+    unary = np.log(rng.dirichlet(np.ones(len(LABELS)), size=(3, 5))).astype(np.float32)
+    unary[:, :, 0] += 4.0  # mostly O: nothing to fix
+    unary[2, 1, 1] += 8.0
+    unary[2, 3, 1] += 8.0  # two ARG0 in row 2 (length 5)
+    lengths = [5, 3, 5]
+    tags = CoreRoleTags(LABELS)
+    plain, _ = viterbi_decode(unary, lengths, bio_transition_mask(LABELS), bio_start_mask(LABELS))
+    paths = frame_viterbi_decode(unary, lengths, tags, bio_transition_mask(LABELS), bio_start_mask(LABELS)).numpy()
+    assert paths[:2].tolist() == plain.numpy()[:2].tolist()
+    assert paths[1, 3:].tolist() == [0, 0]
+    assert [LABELS[i] for i in plain.numpy()[2]].count("B-ARG0") == 2
+    assert [LABELS[i] for i in paths[2]].count("B-ARG0") == 1
+
+
+def test_ewt_gold_keeps_the_constraints_and_a_repeated_role_is_found():
+    """The stricter reading (R-X and C-X after X) holds on the gold data the docstring cites."""
+    sentences = read_conll12(DATA / "propbank-ewt" / "dev.gold_conll.gz")
+    labels = sorted({t for s in sentences for p in s.predicates for t in predicate_bio_tags(p, len(s.words))[0]} | {"O"})
+    labels.remove("O")
+    labels = ["O"] + labels
+    tags = CoreRoleTags(labels)
+    assert "0" in tags.roles and "1" in tags.roles
+    index = {t: i for i, t in enumerate(labels)}
+    rows = [[index[t] for t in predicate_bio_tags(p, len(s.words))[0]] for s in sentences[:400] for p in s.predicates]
+    width = max(map(len, rows))
+    paths = np.array([r + [0] * (width - len(r)) for r in rows], np.int32)
+    assert not tags.violations(paths).numpy().any()
+    broken = paths.copy()
+    row = next(i for i, r in enumerate(rows) if index["B-ARG0"] in r and index["B-ARG1"] in r)
+    broken[row, rows[row].index(index["B-ARG1"])] = index["B-ARG0"]
+    assert np.flatnonzero(tags.violations(broken).numpy()).tolist() == [row]
+
+
+def test_traced_with_unknown_sizes_and_an_empty_batch():
+    tags = CoreRoleTags(LABELS)
+    transitions, start = bio_transition_mask(LABELS), bio_start_mask(LABELS)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, len(LABELS)]), tf.TensorSpec([None], tf.int32)])
+    def decode(unary, lengths):
+        return frame_viterbi_decode(unary, lengths, tags, transitions, start)
+
+    unary = np.full((2, 3, len(LABELS)), np.log(0.01), np.float32)
+    unary[:, :, 1] = 0.0  # B-ARG0 everywhere
+    paths = decode(unary, tf.constant([3, 2])).numpy()
+    assert [[LABELS[i] for i in row].count("B-ARG0") for row in paths] == [1, 1]
+    assert decode(np.zeros((0, 4, len(LABELS)), np.float32), tf.zeros([0], tf.int32)).shape == (0, 4)
