@@ -11,7 +11,7 @@ import os
 import pathlib
 from typing import Callable, Iterator
 
-from lisa_tf.export_cache import ExportCacheError, export_base
+from lisa_tf.export_cache import ExportCacheError, export_base, hold_export, record_source, remove_earlier_exports
 from lisa_tf.packaging import is_package
 
 
@@ -31,6 +31,10 @@ def build_export(package: str | os.PathLike, report: Callable[[str], None] = pri
     """The cached export's base path of a package or a run directory (its best weights, as ``export
     --run`` takes them), built first when it is missing (``report`` says so: it takes a while, once).
 
+    The export is held for this process (:func:`~lisa_tf.export_cache.hold_export`). After a build,
+    the earlier exports of the same source not in use are removed
+    (:func:`~lisa_tf.export_cache.remove_earlier_exports`; ``report`` names them).
+
     Raises:
         ExportCacheError: the cache directory cannot be created, locked or written.
         RunError: a run without trained weights (nothing to serve yet).
@@ -40,6 +44,7 @@ def build_export(package: str | os.PathLike, report: Callable[[str], None] = pri
 
         weights_file(require_run(package, "--model_base_path"))  # trained weights, checked before the lock
     base = export_base(package)
+    built = False
     try:
         with locked(base.with_name(f".{base.name}.lock")):
             if not (base / "1" / "saved_model.pb").exists():
@@ -51,6 +56,12 @@ def build_export(package: str | os.PathLike, report: Callable[[str], None] = pri
                     export_package(package, base / "1")
                 else:
                     export_run(package, base / "1", "best")
+                record_source(base, package)
+                built = True
+            hold_export(base)
+        if built:
+            for earlier in remove_earlier_exports(base, package):
+                report(f"removed the earlier export {earlier} of {package}")
     except OSError as error:
         raise ExportCacheError(base.parent, error) from None
     return base

@@ -15,8 +15,19 @@ weights) and of the code that exports it (the Python files of lisa_tf, export an
 shipped frame index a sense model's meaning tables are built from), so a new model file, new weights,
 new limits, changed code or a new frame index get a new export, never a stale one. The
 build is written beside its target and renamed into place (:mod:`lisa_tf.atomic_files`) under a file
-lock: two servers starting at once build it once, and a killed build leaves no half export behind.
-Deleting the cache directory is always safe.
+lock (``.NAME-KEY.lock``): two servers starting at once build it once, and a killed build leaves no half
+export behind.
+
+Old exports do not pile up: each build records its source's resolved path (``.NAME-KEY.source``), and
+once a new export of a source is built, :func:`remove_earlier_exports` removes the earlier exports of
+that same source (the same path; a model of the same name elsewhere keeps its own). A process that
+labels or serves through an export holds a shared lock on ``.NAME-KEY.use`` while it runs
+(:func:`hold_export`); an export whose build lock or use lock is held by anyone is left for a later
+build to remove. A removed export is first renamed out of its name in one step, so a process finds it
+whole or not at all (and then builds or falls back to the ``.keras`` file). The empty lock files stay
+(deleting a lock file another process is about to lock would let two hold it). Exports built before
+sources were recorded are never removed; deleting the cache directory is always safe while no
+``serve`` or ``predict`` runs.
 
 This module names and finds the cache's exports (what ``predict`` needs); building one is
 :func:`export.cache_build.build_export`'s (the export package sits above lisa_tf).
@@ -24,10 +35,14 @@ This module names and finds the cache's exports (what ``predict`` needs); buildi
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import pathlib
-from typing import Optional
+import re
+import shutil
+from typing import Iterator, Optional
 
 from data_pipeline.errors import UserError
 from data_pipeline.frame_index import DEFAULT_FRAME_INDEX
@@ -96,9 +111,89 @@ def export_base(package: str | os.PathLike) -> pathlib.Path:
 
 
 def cached_export(package: str | os.PathLike) -> Optional[pathlib.Path]:
-    """The cached export's version directory when it has been built, else None."""
-    version = export_base(package) / "1"
+    """The cached export's version directory when it has been built (held for this process:
+    :func:`hold_export`), else None."""
+    base = export_base(package)
+    hold_export(base)
+    version = base / "1"
     return version if (version / "saved_model.pb").exists() else None
+
+
+def _lock_file(base: pathlib.Path, kind: str) -> pathlib.Path:
+    """``.NAME-KEY.lock`` (held while the export is built), ``.use`` (held while it is used) or
+    ``.source`` (the recorded source path) beside the export base ``NAME-KEY``."""
+    return base.with_name(f".{base.name}.{kind}")
+
+
+#: the use locks this process holds (open files: a lock lasts while its file is open), by export base
+_held: dict = {}
+
+
+def hold_export(base: pathlib.Path) -> None:
+    """Hold a shared lock on the export ``base``'s use file until this process ends, so no build
+    removes it while this process labels or serves through it (waits while one is being removed). A
+    cache that does not exist or cannot be written is not held (nothing there can be removed by us)."""
+    if base in _held or not base.parent.is_dir():
+        return
+    try:
+        handle = open(_lock_file(base, "use"), "a")
+    except OSError:
+        return
+    fcntl.flock(handle, fcntl.LOCK_SH)
+    _held[base] = handle
+
+
+@contextlib.contextmanager
+def _unused(base: pathlib.Path) -> Iterator[bool]:
+    """Whether no process builds or uses the export ``base`` (its lock and use files locked
+    exclusively, without waiting); the locks are held for the block."""
+    handles = []
+    try:
+        for kind in ("lock", "use"):
+            handles.append(open(_lock_file(base, kind), "a"))
+            try:
+                fcntl.flock(handles[-1], fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+        yield True
+    finally:
+        for handle in handles:
+            handle.close()
+
+
+def record_source(base: pathlib.Path, source: str | os.PathLike) -> None:
+    """Record that the export ``base`` was built from ``source`` (its resolved path)."""
+    from lisa_tf.atomic_files import write_text
+
+    write_text(_lock_file(base, "source"), str(pathlib.Path(source).resolve()))
+
+
+def remove_earlier_exports(base: pathlib.Path, source: str | os.PathLike) -> list[pathlib.Path]:
+    """Remove the exports beside ``base`` recorded as built from the same ``source`` under another
+    key, except those a process builds or uses (module docstring); returns the removed ones."""
+    source = str(pathlib.Path(source).resolve())
+    name = re.escape(base.name.rsplit("-", 1)[0])
+    removed = []
+    for record in sorted(base.parent.glob(".*.source")):
+        other = base.with_name(record.name[1:-len(".source")])
+        if other == base or not re.fullmatch(name + r"-[0-9a-f]{16}", other.name):
+            continue
+        try:
+            if record.read_text(encoding="utf-8") != source:
+                continue
+        except OSError:
+            continue  # removed meanwhile by another build
+        with _unused(other) as unused:
+            if not unused:
+                continue
+            if other.exists():
+                doomed = other.with_name(f".{other.name}.removing-{os.getpid()}")
+                os.replace(other, doomed)  # gone from its name in one step
+                shutil.rmtree(doomed)
+            record.unlink()
+            removed.append(other)
+    return removed
 
 
 def latest_version(path: str | os.PathLike) -> pathlib.Path:

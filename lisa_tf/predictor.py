@@ -55,7 +55,7 @@ import numpy as np
 
 from data_pipeline.dataset import pack_by_length
 from data_pipeline.errors import UserError
-from data_pipeline.predicate_kinds import check_kind, verbal_only
+from data_pipeline.predicate_kinds import NO_POS_TAGS, check_kind, verbal_only
 from data_pipeline.input_limits import (InputTooLong, max_tokens_per_sentence, model_max_tokens_per_sentence,
                                         paragraph_too_long, sentence_too_long)
 from data_pipeline.sentence import Predicate, Sentence, Span
@@ -280,6 +280,22 @@ class Predictor:
         self.max_sentence_tokens = _positive(max_sentence_tokens or max_tokens_per_sentence(), "max_sentence_tokens")
         self.frames = check_frames(frames)
 
+    @property
+    def tells_verbs(self) -> bool:
+        """Whether the frames carry the POS tags that tell verbs (a sentence-layout model: LISA, SA)."""
+        return self.model.layout == "sentence"
+
+    def check_predicates(self, kind: str) -> str:
+        """``kind`` (``"all"`` or ``"verbal"``) when this model can keep those predicates; a
+        :class:`PredictionInputError` otherwise (before anything is labelled)."""
+        try:
+            check_kind(kind)
+        except ValueError as error:
+            raise PredictionInputError(str(error)) from None
+        if kind == "verbal" and not self.tells_verbs:
+            raise PredictionInputError(f"predicates 'verbal': {NO_POS_TAGS}; label all predicates, or give them by index")
+        return kind
+
     def prepare(self, text=None, *, tokens=None, paragraphs=None, over_limit: str = "raise") -> list:
         """The first half of :meth:`predict` (same arguments): :func:`prepare` with this predictor's
         sentence limit. Returns what :meth:`label` takes."""
@@ -313,10 +329,7 @@ class Predictor:
         ``parse`` as for :meth:`predict`); one dict per sentence."""
         kind = "all"
         if isinstance(predicates, str):
-            try:
-                kind, predicates = check_kind(predicates), None
-            except ValueError as error:
-                raise PredictionInputError(str(error)) from None
+            kind, predicates = self.check_predicates(predicates), None
         results = self._label(inputs, predicates, parse)
         if kind == "verbal":
             try:
@@ -408,6 +421,10 @@ class ExportPredictor(Predictor):
         self.takes_predicates = "predicate_index" in self.signature.structured_input_signature[1]
         self.finds_predicates = not self.takes_predicates or "find_predicates" in self.loaded.signatures
         self.uses_syntax = "with_parse" in self.loaded.signatures
+
+    @property
+    def tells_verbs(self) -> bool:
+        return "pos" in self.signature.structured_outputs
 
     def srl_tags(self) -> list[str]:
         """The export's SRL tags (its ``assets/srl_labels.tsv``: the training data's BIO tags)."""

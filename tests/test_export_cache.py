@@ -287,3 +287,68 @@ def test_a_new_frame_index_gets_a_new_export(package, tmp_path, monkeypatch):
     assert export_cache.package_key(package) == before
     copy.write_bytes(copy.read_bytes() + b"\n")
     assert export_cache.package_key(package) != before
+
+
+def test_a_new_export_removes_the_earlier_ones_of_its_source_unless_in_use(package, cache, tmp_path, monkeypatch):
+    """After a build, the earlier exports of the same source path are removed; a model of the same name
+    elsewhere keeps its export; one being built by another process (its lock held) or used (its use
+    lock held) stays until a later build finds it free. The exporter is replaced by one that writes a
+    marker: what is tested is which exports stay."""
+    import shutil
+
+    import export.saved_model
+    from export.cache_build import build_export
+    from lisa_tf import export_cache
+    from lisa_tf.export_cache import export_base
+
+    def fake_export(source, target):
+        target.mkdir(parents=True)
+        (target / "saved_model.pb").write_bytes(b"built from " + bytes(str(source), "utf-8"))
+
+    monkeypatch.setattr(export.saved_model, "export_package", fake_export)
+    source = tmp_path / "a" / "tiny"
+    shutil.copytree(package, source)
+    namesake = tmp_path / "b" / "tiny"
+    shutil.copytree(package, namesake)
+    (namesake / "assets" / "note.txt").write_text("another model of the same name")
+    step = iter(range(100))
+
+    def rebuilt() -> pathlib.Path:  # new limits in the source: a new key, a new export
+        (source / "assets" / "note.txt").write_text(f"change {next(step)}")
+        reports = []
+        base = build_export(source, report=reports.append)
+        rebuilt.reports = reports
+        return base
+
+    def exports() -> set:
+        return {p for p in (cache / "exports").iterdir() if not p.name.startswith(".")}
+
+    def ended() -> None:  # what this process's end does: its use locks are released
+        for handle in export_cache._held.values():
+            handle.close()
+        export_cache._held.clear()
+
+    first = rebuilt()
+    ended()
+    other = build_export(namesake, report=lambda line: None)
+    ended()
+    second = rebuilt()
+    ended()
+    assert exports() == {second, other}  # the first is gone, the namesake's kept
+    assert rebuilt.reports[-1] == f"removed the earlier export {first} of {source}"
+    # the second is mid-build in another process (its build lock held): kept by the third build
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+         "print('held', flush=True); sys.stdin.read()", str(second.with_name(f".{second.name}.lock"))],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    third = rebuilt()
+    ended()
+    assert exports() == {second, third, other}
+    holder.communicate("", timeout=30)
+    fourth = rebuilt()  # free now: the second and third go; this process goes on using the fourth
+    assert exports() == {fourth, other}
+    fifth = rebuilt()
+    assert exports() == {fourth, fifth, other}
+    assert not [p for p in (cache / "exports").iterdir() if ".removing-" in p.name]
+    assert export_base(source) == fifth and export_base(namesake) == other

@@ -169,5 +169,41 @@ def test_evaluate_scores_verbal_predicates_as_predict_keeps_them(lisa_run, deepa
     assert main(["evaluate", "--run", str(lisa_run), "--data", data, "--limit", "5", "--predicates", "verbal"]) == 0
     assert ", verbal predicates" in capsys.readouterr().out
     assert main(["evaluate", "--run", str(deepatt_run), "--data", data, "--limit", "5", "--predicates", "verbal"]) == 2
-    assert capsys.readouterr().err.strip() == ("error: --predicates verbal: this model predicts no POS tags, which tell "
-                                               "verbs (LISA and SA do); score all predicates")
+    assert capsys.readouterr().err.strip() == (f"error: --predicates verbal: {deepatt_run}: this model predicts no POS "
+                                               "tags, which tell verbs (LISA and SA do); score all predicates")
+
+
+def test_evaluate_verbal_scores_senses_on_the_verbal_predicates_only(lisa_run):
+    """The sense figures of ``evaluate --predicates verbal`` are over the same predicates as its SRL
+    scores (the kept gold and predicted sentences), not over all predicates."""
+    from data_pipeline.predicate_kinds import verbal_sentences
+    from lisa_tf.evaluation.runs import evaluate_runs
+    from lisa_tf.evaluation.senses import sense_scores
+
+    data = str(ROOT / "data" / "propbank-ewt" / "dev.gold_conll.gz")
+    everything, gold, predicted = evaluate_runs([str(lisa_run)], data, limit=40, return_sentences=True)
+    verbal = evaluate_runs([str(lisa_run)], data, limit=40, predicates="verbal")
+    kept_gold, kept = verbal_sentences(gold, predicted)
+    expected = sense_scores(kept_gold, kept)
+    assert {k: verbal["senses"][k] for k in expected} == expected
+    assert verbal["senses"]["gold_predicates"] == sum(len(s.predicates) for s in kept_gold) < \
+        everything["senses"]["gold_predicates"]
+
+
+def test_verbal_predicates_of_a_model_that_cannot_tell_verbs_are_refused_not_ignored(deepatt_run, tmp_path, capsys):
+    """``predict --predicates verbal`` with a model without POS tags is one line and exit 2 before
+    anything is labelled, even when the input has no sentence; ``evaluate`` refuses the dependency
+    parser, whose scores it would otherwise print as if the flag were not given."""
+    from lisa_tf.cli import main
+
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n\n")
+    assert main(["predict", "--model", str(deepatt_run), "--input", str(blank), "--predicates", "verbal"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"error: --predicates verbal: {deepatt_run}: this model predicts no POS tags, which tell verbs (LISA and SA "
+        "do); label all predicates (--predicates all)")
+    data = str(ROOT / "data" / "propbank-ewt" / "dev.conllu.gz")
+    assert main(["evaluate", "--model", "parser", "--data", data, "--limit", "3", "--predicates", "verbal"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: --predicates verbal: ") and err[-1].endswith(
+        "parser: a dependency parser, whose trees are scored without predicates; leave out --predicates")

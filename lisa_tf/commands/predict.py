@@ -13,6 +13,7 @@ UNKNOWN_SENSE = "?"
 INTERMIXED = "text"
 
 from data_pipeline.errors import UserError  # noqa: E402  (pure Python: keeps --help fast)
+from data_pipeline.predicate_kinds import NO_POS_TAGS  # noqa: E402
 from data_pipeline.text_lines import text_lines  # noqa: E402
 from lisa_tf.commands._text_input import (check_creatable, check_model, check_readable,  # noqa: E402
                                           positive_int)
@@ -232,6 +233,7 @@ def run(args) -> int:
     import sys
     import time
 
+    from lisa_tf.native_logs import stderr_is_terminal
     from lisa_tf.predictor import label_units, load
 
     check(args)
@@ -243,8 +245,11 @@ def run(args) -> int:
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.predicates == "verbal" and not predictor.tells_verbs:  # refused, not ignored, before any labelling
+        raise UserError(f"--predicates verbal: {args.model or 'models/srl'}: {NO_POS_TAGS}; label all predicates "
+                        "(--predicates all)")
     out = _open(args.out, "w", "--out") if args.out else sys.stdout
-    progress = sys.stderr.isatty()
+    progress = stderr_is_terminal()  # the real stderr (the command line filters it)
     counts = {"sentences": 0, "tokens": 0, "predicates": 0, "empty": 0, "skipped": 0}
 
     def skip(source, reason):

@@ -173,8 +173,12 @@ def evaluate_models(
     with a sense head, ``training`` (the training data's path and format, where it can be read) gives
     the most-frequent-sense baseline beside the sense accuracy."""
     vocabs = models[0].vocabularies()
-    if predicates == "verbal" and models[0].layout != "sentence":  # before labelling: POS tags are LISA's and SA's
-        raise EvaluationError(f"--predicates verbal: {NO_POS_TAGS}; score all predicates")
+    if predicates == "verbal":  # before labelling: POS tags are LISA's and SA's
+        if isinstance(models[0], DependencyParser):
+            raise EvaluationError(f"--predicates verbal: {names[0]}: a dependency parser, whose trees are scored "
+                                  "without predicates; leave out --predicates")
+        if models[0].layout != "sentence":
+            raise EvaluationError(f"--predicates verbal: {names[0]}: {NO_POS_TAGS}; score all predicates")
     if isinstance(models[0], DependencyParser):
         return _evaluate_parser(models, names, data, gold, token_budget, return_sentences)
     inputs = gold
@@ -190,15 +194,28 @@ def evaluate_models(
     if predicts_predicates:
         options["gold_predicates"] = gold_predicates
     predicted = predict_sentences(models, inputs, vocabs, token_budget=token_budget, **options)
-    metrics = _srl_metrics(gold, predicted, names, data, _condition(gold_parse, parse_name if parse is not None else None),
+    scored_gold, scored = _scored(gold, predicted, predicates)
+    metrics = _srl_metrics(scored_gold, scored, names, data, _condition(gold_parse, parse_name if parse is not None else None),
                            gold_predicates or not predicts_predicates, vocabs.srl.entries,
                            finds_predicates=models[0].layout == "sentence" or (predicts_predicates and not gold_predicates),
                            own_parse=models[0].layout == "sentence" and not injected, predicates=predicates)
     metrics["constraints"] = bool(constraints)
     metrics["frames"] = frame_violations(predicted)
     if getattr(models[0], "sense_head", None) is not None:
-        metrics["senses"] = _sense_metrics(gold, predicted, training)
+        metrics["senses"] = _sense_metrics(scored_gold, scored, training)
     return (metrics, gold, predicted) if return_sentences else metrics
+
+
+def _scored(gold, predicted, predicates: str):
+    """The sentences every figure is computed on: all, or (``predicates="verbal"``) with only the
+    predicates at the tokens the model's own tags call verbal, gold and predicted alike
+    (:func:`data_pipeline.predicate_kinds.verbal_sentences`, as ``predict --predicates verbal``)."""
+    if predicates != "verbal":
+        return gold, predicted
+    try:
+        return verbal_sentences(gold, predicted)
+    except ValueError as error:
+        raise EvaluationError(f"--predicates verbal: {error}; score all predicates") from None
 
 
 def _sense_metrics(gold, predicted, training: Optional[tuple[str, str]]) -> dict:
@@ -222,14 +239,8 @@ def _srl_metrics(gold, predicted, names, data, condition: str, gold_predicates: 
                  finds_predicates: bool, own_parse: bool, predicates: str = "all") -> dict:
     """The SRL metrics of ``predicted`` against ``gold``: srl-eval both conventions, the labels the
     model cannot predict, and where the model finds its own predicates (and predicts POS and a parse),
-    predicate detection (and POS accuracy, UAS/LAS). ``predicates="verbal"``: of the predicates at
-    the tokens the model's own tags call verbal, gold and predicted alike
-    (:func:`data_pipeline.predicate_kinds.verbal_sentences`, as ``predict --predicates verbal``)."""
-    if predicates == "verbal":
-        try:
-            gold, predicted = verbal_sentences(gold, predicted)
-        except ValueError as error:
-            raise EvaluationError(f"--predicates verbal: {error}; score all predicates") from None
+    predicate detection (and POS accuracy, UAS/LAS). ``predicates="verbal"``: the sentences were kept
+    to the verbal predicates by :func:`_scored`; the metrics say so."""
     metrics = {
         "runs": list(names),
         "data": data,
@@ -277,11 +288,14 @@ def evaluate_export(predictor, gold: Sequence[Sentence], *, name: str, data: str
     if gold_predicates and not predictor.takes_predicates:
         raise EvaluationError("--gold-predicates: this export finds its own predicates (LISA, SA) and takes none; "
                               "evaluate its .keras file or package to give the gold ones")
+    if predicates == "verbal" and not predictor.tells_verbs:
+        raise EvaluationError(f"--predicates verbal: {name}: {NO_POS_TAGS}; score all predicates")
     given = [[p.position for p in s.predicates] for s in gold] if gold_predicates or not predictor.finds_predicates else None
     frames = predictor.predict(tokens=[s.words for s in gold], predicates=given,
                                parse=[list(s.heads) for s in inputs] if injected else None)
     predicted = [_frame_sentence(g, f) for g, f in zip(gold, frames)]
-    metrics = _srl_metrics(gold, predicted, [name], data, _condition(gold_parse, parse_name if parse is not None else None),
+    scored_gold, scored = _scored(gold, predicted, predicates)
+    metrics = _srl_metrics(scored_gold, scored, [name], data, _condition(gold_parse, parse_name if parse is not None else None),
                            given is not None, predictor.srl_tags(), finds_predicates=given is None,
                            own_parse=not injected, predicates=predicates)
     return (metrics, gold, predicted) if return_sentences else metrics
