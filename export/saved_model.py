@@ -331,7 +331,9 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
         out = per_predicate_outputs(batch, flags, positions, by_sentence(decoded["srl_tags"]),
                                     by_sentence(decoded["srl_tag_probs"]))
         if "senses" in decoded:  # one per example: laid out by predicate token [B, T], as the sentence models'
-            decoded = {"senses": tf.scatter_nd(tf.cast(where, tf.int32), decoded["senses"], tf.shape(flags))}
+            index = tf.cast(where, tf.int32)
+            decoded = {"senses": tf.tensor_scatter_nd_update(tf.fill(tf.shape(flags), ""), index, decoded["senses"]),
+                       "sense_sources": tf.scatter_nd(index, decoded["sense_sources"], tf.shape(flags))}
         return with_senses(out, decoded, positions)
 
     def split(sentences):

@@ -77,17 +77,20 @@ class SpacyComponentError(UserError):
     """A ``lisa_srl`` config value or an input Doc is wrong: names the config key or the fix."""
 
 
-def shared_predictor(model: str, token_budget: int, max_sentence_tokens: Optional[int]):
+def shared_predictor(model: str, token_budget: int, max_sentence_tokens: Optional[int], constraints: bool = True,
+                     frames: Optional[str] = None):
     """:func:`lisa_tf.predictor.load` of ``model``, loaded once per process: pipelines built with the
     same model, budget and limit (two configs, ``spacy.load`` of a saved pipeline beside the one that
-    saved it) share one predictor, its weights and its compiled functions, while any of them lives."""
+    saved it) share one predictor, its weights and its compiled functions, while any of them lives.
+    ``constraints`` and ``frames``: as for :func:`~lisa_tf.predictor.load`."""
     from lisa_tf.packaging import model_path
     from lisa_tf.predictor import load
 
-    key = (str(model_path(model).resolve()), token_budget, max_sentence_tokens)
+    key = (str(model_path(model).resolve()), token_budget, max_sentence_tokens, bool(constraints), frames)
     predictor = _PREDICTORS.get(key)
     if predictor is None:
-        predictor = _PREDICTORS[key] = load(key[0], token_budget=token_budget, max_sentence_tokens=max_sentence_tokens)
+        predictor = _PREDICTORS[key] = load(key[0], token_budget=token_budget, max_sentence_tokens=max_sentence_tokens,
+                                            prefer_export=False, constraints=constraints, frames=frames)
     return predictor
 
 
@@ -128,6 +131,10 @@ class SrlComponent(Pipe):
         max_sentence_tokens: the longest sentence labelled; ``None``: the model's longest training
             sentence (:mod:`data_pipeline.input_limits`).
         spans_prefix: the frames' SpanGroups are ``doc.spans[f"{spans_prefix}_{token}"]``.
+        constraints: decode each frame under PropBank's constraints (one of each core role, ``C-``/``R-``
+            after their role, only the roleset's core roles; :mod:`lisa_tf.decoding.frame_viterbi`); False:
+            the plain BIO Viterbi.
+        frames: the PropBank frame index the senses' meanings come from (``None``: the shipped one).
 
     Raises:
         SpacyComponentError: a config value is wrong, or the model is missing (names the key).
@@ -135,7 +142,7 @@ class SrlComponent(Pipe):
 
     def __init__(self, nlp: Language, name: str = "lisa_srl", *, model: str = "srl", predicates: str = "all",
                  over_limit: str = "raise", token_budget: int = 4096, max_sentence_tokens: Optional[int] = None,
-                 spans_prefix: str = "srl"):
+                 spans_prefix: str = "srl", constraints: bool = True, frames: Optional[str] = None):
         from lisa_tf.predictor import PredictionInputError
 
         self.name = name
@@ -151,7 +158,7 @@ class SrlComponent(Pipe):
         self.over_limit = over_limit
         self.spans_prefix = spans_prefix
         try:
-            self.predictor = shared_predictor(model, token_budget, max_sentence_tokens)
+            self.predictor = shared_predictor(model, token_budget, max_sentence_tokens, constraints, frames)
         except PredictionInputError as error:
             raise SpacyComponentError(f"{name} config {error}") from None
         except (UserError, FileNotFoundError) as error:
@@ -235,16 +242,17 @@ class SrlComponent(Pipe):
 @Language.factory(
     "lisa_srl",
     default_config={"model": "srl", "predicates": "all", "over_limit": "raise", "token_budget": 4096,
-                    "max_sentence_tokens": None, "spans_prefix": "srl"},
+                    "max_sentence_tokens": None, "spans_prefix": "srl", "constraints": True, "frames": None},
     assigns=["doc.spans", "doc._.frames", "doc._.srl_skipped"],
     requires=["token.is_sent_start"],
 )
 def make_lisa_srl(nlp: Language, name: str, model: str, predicates: str, over_limit: str, token_budget: int,
-                  max_sentence_tokens: Optional[int], spans_prefix: str) -> SrlComponent:
+                  max_sentence_tokens: Optional[int], spans_prefix: str, constraints: bool,
+                  frames: Optional[str]) -> SrlComponent:
     """The ``lisa_srl`` factory: an :class:`SrlComponent` with the config's values."""
     return SrlComponent(nlp, name, model=model, predicates=predicates, over_limit=over_limit,
                         token_budget=token_budget, max_sentence_tokens=max_sentence_tokens,
-                        spans_prefix=spans_prefix)
+                        spans_prefix=spans_prefix, constraints=constraints, frames=frames)
 
 
 __all__ = ["SpacyComponentError", "SrlComponent", "frames_of", "make_lisa_srl", "shared_predictor", "skipped_of"]

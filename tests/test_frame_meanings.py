@@ -51,7 +51,7 @@ def test_modifiers_and_references_continuations_and_rolesets_outside_the_index()
     assert frame_meanings.sense_fields(index, "have.LV", "model") == {
         "sense": "have.LV", "sense_source": "model", "sense_name": None}
     assert frame_meanings.role_meaning(index, "have.LV", "ARG0") == {}
-    with pytest.raises(ValueError, match="sense source: expected one of model, frame_index, none, found 'gold'"):
+    with pytest.raises(ValueError, match="sense source: expected one of none, model, frame_index, found 'gold'"):
         frame_meanings.sense_fields(index, "kill.01", "gold")
 
 

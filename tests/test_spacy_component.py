@@ -195,6 +195,18 @@ def test_verbal_predicates_are_predicts_verbal_frames(nlp, docs):
     assert "did" in [f["text"] for f in docs[-1]._.frames] and "did" not in [f["text"] for f in doc._.frames]
 
 
+def test_the_constraints_key_reaches_the_predictor(nlp, docs):
+    plain = spacy.blank("en")
+    plain.add_pipe("sentencizer")
+    plain.add_pipe("lisa_srl", config={"model": MODEL, "constraints": False})
+    predictor = plain.get_pipe("lisa_srl").predictor
+    assert predictor.constraints is False and nlp.get_pipe("lisa_srl").predictor.constraints is True
+    doc = plain(docs[-1].text)
+    expected = predictor.predict(tokens=[_words(s) for s in doc.sents])
+    assert doc._.frames and [f["description"] for f in doc._.frames] == [
+        p["description"] for r in expected for p in r["predicates"]]
+
+
 def test_labelling_a_doc_again_replaces_its_frames_and_displacy_draws_one(nlp):
     doc = nlp("Mr. Smith didn't agree with the board.")
     keys = sorted(doc.spans)

@@ -144,6 +144,10 @@ def evaluate_model(
     options = dict(data=data, parse=parsed, parse_name=parse, gold_parse=gold_parse, gold_predicates=gold_predicates,
                    return_sentences=return_sentences, predicates=predicates, constraints=constraints)
     if export is not None:
+        if not constraints:
+            raise EvaluationError(f"--no-constraints: {path} is a SavedModel export, which decodes as it was exported; "
+                                  "evaluate its run or .keras model, or export it with --no-constraints")
+        del options["constraints"]
         # scored on every sentence, as the .keras path is: the serving limit is not an evaluation's
         export.max_sentence_tokens = max([export.max_sentence_tokens] + [len(s) for s in gold])
         return evaluate_export(export, gold, name=str(path), **options)

@@ -36,7 +36,7 @@ def test_every_kind_scores_each_predicate_over_the_training_rolesets(tiny, kind)
         assert logits.shape == tuple(batch["predicate_positions"].shape) + (len(vocabs.senses),)
     else:
         assert logits.shape == (batch["predicate_position"].shape[0], len(vocabs.senses))
-    scores = model.predict_scores(batch)
+    scores = model.predict_scores(batch, **({"gold_predicates": True} if model.layout == "sentence" else {}))
     decoded = model.decode_scores(scores, batch)
     # without a word-form lexicon: the head's best roleset over all, at every decoded predicate
     best = np.array(vocabs.senses.entries)[scores["sense_probs"].numpy().argmax(-1)]
