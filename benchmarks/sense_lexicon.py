@@ -87,14 +87,15 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train", type=pathlib.Path, default=DATA / "train.gold_conll.gz")
     parser.add_argument("--test", type=pathlib.Path, default=DATA / "test.gold_conll.gz")
-    parser.add_argument("--conllu", type=pathlib.Path, default=DATA / "test.conllu.gz")
+    parser.add_argument("--conllu", default=str(DATA / "test.conllu.gz"),
+                        help="CoNLL-U file with gold lemmas for the lemmatiser check; empty: no check")
     parser.add_argument("--index", type=pathlib.Path, default=DEFAULT_FRAME_INDEX)
     parser.add_argument("--out", type=pathlib.Path, default=OUT)
     args = parser.parse_args(argv)
     index = FrameIndex.load(args.index)
     result = {"lexicon": measure(args.train, args.test, index)}
-    if args.conllu and args.conllu.exists():
-        result["lemmas"] = lemma_check(args.conllu, index)
+    if args.conllu:
+        result["lemmas"] = lemma_check(pathlib.Path(args.conllu), index)
     lex = result["lexicon"]
     print("| measure | value |\n|---|---:|")
     print(f"| test predicates with a gold roleset | {lex['predicates']:,} |")

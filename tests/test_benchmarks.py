@@ -231,3 +231,22 @@ def test_spacy_pipe_benchmark_compares_the_same_sentences(tmp_path):
     assert report["ratio"] == report["spacy_pipe_tokens_per_second"] / report["predict_tokens_per_second"]
     assert report["predict_tokens_per_second"] == report["tokens"] / report["predict_seconds"][0]
     assert "nlp.pipe / predict" in done.stdout
+
+
+def test_sense_lexicon_benchmark_on_a_tiny_input(tmp_path):
+    """``benchmarks/sense_lexicon.py`` with the same 150 EWT dev sentences as training and test data: every
+    gold roleset was seen with its own word form, so each is among its word's candidates."""
+    from data_pipeline.readers.conll12 import gold_conll_lines, read_conll12
+
+    data = tmp_path / "tiny.gold_conll"
+    sentences = read_conll12(ROOT / "data" / "propbank-ewt" / "dev.gold_conll.gz")[:150]
+    data.write_text("\n".join(gold_conll_lines("test/senses", sentences)) + "\n", encoding="utf-8")
+    out = tmp_path / "lexicon.json"
+    done = subprocess.run(
+        [sys.executable, "benchmarks/sense_lexicon.py", "--train", str(data), "--test", str(data), "--conllu", "",
+         "--out", str(out)], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
+        timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())["lexicon"]
+    assert result["predicates"] > 200 and result["gold_among_candidates"] == result["predicates"]
+    assert result["candidate_recall"] == 1.0 and result.get("none", 0) == 0 and result.get("fallback", 0) == 0

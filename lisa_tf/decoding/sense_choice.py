@@ -32,7 +32,7 @@ The choice for one predicate, and its *source*:
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Iterable, Optional, Sequence
 
 import keras
@@ -52,23 +52,19 @@ def regular_inflections(word: str) -> set[str]:
         return forms
     sibilant = word.endswith(("s", "x", "z", "ch", "sh"))
     consonant_y = len(word) > 1 and word.endswith("y") and word[-2] not in _VOWELS
+    silent_e = word.endswith("e") and not word.endswith(("ee", "ye", "oe"))  # make → making, agree → agreeing
+    doubles = len(word) >= 3 and word[-1] not in _VOWELS + "wxy" and word[-2] in _VOWELS and word[-3] not in _VOWELS
     forms.add(word + "es" if sibilant else (word[:-1] + "ies" if consonant_y else word + "s"))
     if word.endswith("e"):
-        stems = [word[:-1]]
-        if word.endswith(("ee", "ye", "oe")):
-            stems.append(word)
+        stems = [word[:-1]] + ([] if silent_e else [word])
     elif consonant_y:
         stems = [word[:-1] + "i"]
     else:
-        stems = [word]
-        if len(word) >= 3 and word[-1] not in _VOWELS + "wxy" and word[-2] in _VOWELS and word[-3] not in _VOWELS:
-            stems.append(word + word[-1])  # stop → stopp-ed
-        if word.endswith("c"):
-            stems.append(word + "k")  # panic → panick-ed
-    for stem in stems:
+        stems = [word] + ([word + word[-1]] if doubles else []) + ([word + "k"] if word.endswith("c") else [])
+    for stem in stems:  # stop → stopp-ed, panic → panick-ed, carry → carri-ed
         forms.update({stem + "ed", stem + "er", stem + "est"})
-    forms.add((word[:-1] if word.endswith("e") and not word.endswith(("ee", "ye", "oe")) else word) + "ing")
-    if len(word) >= 3 and word[-1] not in _VOWELS + "wxy" and word[-2] in _VOWELS and word[-3] not in _VOWELS:
+    forms.add((word[:-1] if silent_e else word) + "ing")
+    if doubles:
         forms.add(word + word[-1] + "ing")
     if word.endswith("ie"):
         forms.add(word[:-2] + "ying")  # die → dying
