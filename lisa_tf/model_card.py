@@ -146,8 +146,12 @@ def _slices(card: dict) -> list[str]:
     if "all" in slices:
         lines += ["", f"The **all** row is this file's: `python -m lisa_tf evaluate --model {card['package']} --data "
                   f"{slices['data']}` prints it."
+                  + (" It is decoded with frame constraints (at most one of each core role per predicate, "
+                     "R- and C- roles only beside their role)." if slices.get("constraints") else "")
                   + (" The Results table above is the training run's (float32 weights); 16-bit storage may move "
-                     "the last digit." if card["files"].get("weights") == "float16" else "")]
+                     "the last digit." if card["files"].get("weights") == "float16" else "")
+                  + (f" Decoded without constraints, as the training run was evaluated: F1 "
+                     f"{_f(slices['all_without_constraints']['f1'])}." if "all_without_constraints" in slices else "")]
     unseen = slices["unseen_predicates"]
     lines += ["", f"On the {unseen['predicates']:,} {slices['split']} predicates whose word never occurs in the "
               f"training data: P {_f(unseen['precision'])}, R {_f(unseen['recall'])}, F1 {_f(unseen['f1'])} "
@@ -221,9 +225,14 @@ def srl_card_markdown(card: dict) -> str:
     lines += (_files(card) + [""] + _training(card) + _results(card) + _slices(card) + _per_role(card)
               + _by_length(card))
     float32 = f" (the float32 weights before 16-bit storage: {_f(check['f1_float32'])})" if "f1_float32" in check else ""
+    decoding = ", decoded with frame constraints" if check.get("constraints") else ""
+    unconstrained = check.get("without_constraints")
+    before = (f" Decoded without constraints: {_f(unconstrained['f1'])}, and "
+              f"{_f(unconstrained['f1_float32'])} with the float32 weights before 16-bit storage."
+              if unconstrained and "f1_float32" in unconstrained else "")
     lines += ["## Check of the shipped file", "",
-              f"F1 of `model.keras` on the first {check['sentences']} {check['split']} sentences ({check['condition']}): "
-              f"{_f(check['f1'])}{float32}. `tests/test_shipped_model.py` recomputes it.", ""]
+              f"F1 of `model.keras` on the first {check['sentences']} {check['split']} sentences ({check['condition']}"
+              f"{decoding}): {_f(check['f1'])}{float32}.{before} `tests/test_shipped_model.py` recomputes it.", ""]
     return "\n".join(lines + _labels(card) + _footer(card, LIMITS))
 
 

@@ -206,17 +206,21 @@ def _check(model, float32_model, config: dict) -> dict:
     scores = check_slice_scores(model, str(ROOT / dev), data_format)
     check = {"split": "dev", "data": dev, "format": data_format, "sentences": CHECK_SENTENCES,
              "condition": "parser" if "las" in scores else "predicted predicates, own parse", **scores}
+    if "f1" in scores:
+        check["constraints"] = True  # decoded as the commands decode by default (frame constraints on)
     if float32_model is not None:
         check.update({f"{key}_float32": value for key, value in
                       check_slice_scores(float32_model, str(ROOT / dev), data_format).items()})
     return check
 
 
-def _slices(model, config: dict) -> dict:
+def _slices(model, config: dict, without_constraints: bool = False) -> dict:
     """What a user can expect on their text: the packaged model's F1 on the first test split (predicted
-    predicates, own parse) as a whole (``all``: what ``evaluate --model`` prints for this file, whose
-    16-bit weights may move a digit from the run's float32 figures), by EWT genre, and on the predicates
-    whose word never occurs in the training data (:mod:`lisa_tf.evaluation.slices`)."""
+    predicates, own parse, decoded with frame constraints) as a whole (``all``: what ``evaluate --model``
+    prints for this file, whose 16-bit weights may move a digit from the run's float32 figures), by EWT
+    genre, and on the predicates whose word never occurs in the training data
+    (:mod:`lisa_tf.evaluation.slices`). ``without_constraints``: the whole split decoded without them
+    too (``all_without_constraints``), the figure to set beside a run evaluated before constraints."""
     from data_pipeline.splits import read_split
     from lisa_tf.evaluation.runs import evaluate_models
     from lisa_tf.evaluation.slices import scores_by_genre, training_words, unseen_predicate_scores
@@ -226,10 +230,15 @@ def _slices(model, config: dict) -> dict:
     gold = read_split(str(ROOT / path), data["format"])
     metrics, gold, predicted = evaluate_models([model], gold, names=["package"], data=path, return_sentences=True)
     seen = training_words(read_split(str(ROOT / data["train"]), data["format"]))
-    whole = {key: metrics["srl"][key] for key in ("precision", "recall", "f1")}
-    whole.update(sentences=len(gold), predicates=sum(len(s.predicates) for s in gold))
-    return {"split": split, "data": path, "condition": "predicted predicates, own parse", "all": whole,
-            "by_genre": scores_by_genre(gold, predicted), "unseen_predicates": unseen_predicate_scores(gold, predicted, seen)}
+    counts = {"sentences": len(gold), "predicates": sum(len(s.predicates) for s in gold)}
+    whole = {**{key: metrics["srl"][key] for key in ("precision", "recall", "f1")}, **counts}
+    slices = {"split": split, "data": path, "condition": "predicted predicates, own parse", "constraints": True,
+              "all": whole, "by_genre": scores_by_genre(gold, predicted),
+              "unseen_predicates": unseen_predicate_scores(gold, predicted, seen)}
+    if without_constraints:
+        plain = evaluate_models([model], gold, names=["package"], data=path, constraints=False)["srl"]
+        slices["all_without_constraints"] = {**{key: plain[key] for key in ("precision", "recall", "f1")}, **counts}
+    return slices
 
 
 def _srl_card(model, float32_model, name: str, entry: dict, results: dict, training: dict,
@@ -335,14 +344,24 @@ def update_card(package: str | os.PathLike, parser_name: Optional[str] = None) -
     if parser_name and card.get("parser"):
         card["parser"]["package"] = parser_name
     model = _load_packaged(package)
-    card["check"] = {**_check(model, None, card["training"]["config"]), **{
-        k: v for k, v in card.get("check", {}).items() if k.endswith("_float32")}}
+    card["check"] = _updated_check(card.get("check", {}), _check(model, None, card["training"]["config"]))
     if card.get("kind") == "parser":
         _write_card(package, card, parser_card_markdown)
         return card
-    card["slices"] = _slices(model, card["training"]["config"])
+    evaluated_with = card.get("evaluation", {}).get("test.predicted", {}).get("constraints", False)
+    card["slices"] = _slices(model, card["training"]["config"], without_constraints=not evaluated_with)
     _write_card(package, card, srl_card_markdown)
     return card
+
+
+def _updated_check(old: dict, new: dict) -> dict:
+    """The check recomputed from the file, keeping the float32 figures measured at packaging (the float32
+    weights are not shipped). Measured with another decoding (a check from before frame constraints),
+    those stay beside the file's figure decoded the same way, under ``without_constraints``."""
+    float32 = {key: value for key, value in old.items() if key.endswith("_float32")}
+    if not float32 or old.get("constraints", False) == new.get("constraints", False):
+        return {**new, **float32}
+    return {**new, "without_constraints": {**{key: old[key] for key in ("f1", "uas", "las") if key in old}, **float32}}
 
 
 def _write_card(directory: pathlib.Path, card: dict, render) -> None:

@@ -205,6 +205,11 @@ class SenseChoice(keras.layers.Layer):
         self._splits = np.cumsum([0, 0] + [len(row) for row in self.candidates]).astype(np.int64)
         self._values = np.array([i for row in self.candidates for i in row], np.int32)
         self._fallbacks = np.array([-1] + self.fallbacks, np.int32)
+        # No weights, and called only when decoding: built here, so that a model holding it counts as built
+        # before its first training step (Keras warns on, and tf.distribute tries to build, unbuilt state).
+        if self.lookup is not None:
+            self.lookup.build(None)
+        self.built = True
 
     def call(self, words, sense_probs):
         probs = tf.cast(sense_probs, tf.float32)
