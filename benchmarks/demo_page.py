@@ -1,7 +1,7 @@
 """Page-load and first-answer times of the demo page (``/`` of the REST server) with the shipped model.
 
 Starts the REST server in this process on 127.0.0.1 (a free port) over ``models/srl``, the shipped
-LISA export (``lisa_tf.packaging.default_model("srl")``), once for all rounds, and in each of
+LISA export (``lisa_tf.packages.finding.default_model("srl")``), once for all rounds, and in each of
 ``--rounds`` fresh headless Chromium sessions (Debian's ``chromium`` and ``chromedriver`` through
 Selenium, with the helpers of ``benchmarks/demo_browser.py`` that the demo page's test uses too):
 
@@ -68,7 +68,7 @@ def missing_parts() -> list[str]:
     from benchmarks import demo_browser
 
     absent = [f"{path} ({demo_browser.INSTALL})" for path in demo_browser.missing()]
-    from lisa_tf.packaging import PackagingError, default_model
+    from lisa_tf.packages.finding import PackagingError, default_model
 
     try:
         default_model(MODEL)
@@ -155,7 +155,7 @@ def main(argv=None) -> int:
         return 2
 
     from export.rest_server import make_server
-    from lisa_tf.packaging import default_model
+    from lisa_tf.packages.finding import default_model
 
     base = default_model(MODEL)
     started = time.perf_counter()

@@ -84,8 +84,8 @@ def genre_splits(held_out: str, adapt: int, directory: pathlib.Path, limit: int 
 
 
 def _train(config_overrides: list[str], run: pathlib.Path, init: str | None = None) -> dict:
-    from lisa_tf.commands.train import checked_config
     from lisa_tf.training.loop import train
+    from lisa_tf_cli.commands.train import checked_config
 
     config_path = None if init else ROOT / "configs" / "open" / "lisa.toml"
     return train(checked_config(config_path, config_overrides, run, init), run, verbose=0)

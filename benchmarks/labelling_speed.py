@@ -80,10 +80,10 @@ def _best_rate(run, tokens: int, repeats: int) -> float:
 
 
 def network_rate(model, sentences, tokens: int, repeats: int) -> float:
-    """The compiled labelling step of :func:`lisa_tf.predict.label_sentences` on pre-built batches."""
+    """The compiled labelling step of :func:`lisa_tf.labelling.batches.label_sentences` on pre-built batches."""
     from data_pipeline.dataset import inference_batches
-    from lisa_tf.compiled import compiled
-    from lisa_tf.predict import _label_batch
+    from lisa_tf.labelling.batches import _label_batch
+    from lisa_tf.labelling.compiled import compiled
 
     options = {}
     if getattr(model, "uses_syntax", False):

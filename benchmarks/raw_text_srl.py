@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from data_pipeline.sentence import Predicate, Span  # noqa: E402
 from data_pipeline.splits import read_split  # noqa: E402
 from lisa_tf.evaluation.srl_eval import score  # noqa: E402
-from lisa_tf.predictor import load  # noqa: E402
+from lisa_tf.labelling.predictor import load  # noqa: E402
 
 
 def texts_of(conllu: pathlib.Path) -> list[str]:

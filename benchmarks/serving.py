@@ -29,9 +29,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from data_pipeline.dataset import make_dataset  # noqa: E402
-from export.saved_model import export_run  # noqa: E402
 from data_pipeline.splits import read_split  # noqa: E402
-from lisa_tf.runs import load_run, load_run_config  # noqa: E402
+from export.saved_model import export_run  # noqa: E402
+from lisa_tf.models.runs import load_run, load_run_config  # noqa: E402
 
 
 def _time(fn, batches, repeats: int) -> float:

@@ -222,11 +222,11 @@ def _stop(process: subprocess.Popen) -> None:
 
 def run(args: argparse.Namespace) -> dict:
     """Measure the raw SavedModel, then the server without and with batching; returns the result record."""
-    from lisa_tf.packaging import is_package
+    from lisa_tf.packages.finding import is_package
 
     base_path = pathlib.Path(args.model_base_path).resolve()
     model_name = args.model_name or base_path.name
-    if is_package(base_path):  # a packaged model: its cached export (lisa_tf.export_cache)
+    if is_package(base_path):  # a packaged model: its cached export (lisa_tf.packages.export_cache)
         from export.cache_build import build_export
 
         base_path = build_export(base_path)

@@ -69,15 +69,15 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from data_pipeline.dataset import make_dataset  # noqa: E402
+from data_pipeline.splits import read_split  # noqa: E402
 from data_pipeline.vocab import Vocabularies  # noqa: E402
 from lisa_tf.config import ModelConfig, load_config  # noqa: E402
 from lisa_tf.models import build_model  # noqa: E402
 from lisa_tf.models.feature_cache import FeatureCache  # noqa: E402
+from lisa_tf.models.losses import masked_cross_entropy, per_replica  # noqa: E402
 from lisa_tf.models.preprocessor import SrlPreprocessor  # noqa: E402
-from data_pipeline.splits import read_split  # noqa: E402
-from lisa_tf.losses import masked_cross_entropy, per_replica  # noqa: E402
+from lisa_tf.models.weights import frozen_parts  # noqa: E402
 from lisa_tf.training.precision import resolve_policy  # noqa: E402
-from lisa_tf.weights import frozen_parts  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "out" / "throughput.json"
 #: Where the contextual features of the sampled sentences are cached (``main`` puts it beside ``--out``).

@@ -10,7 +10,7 @@ the model also predicts dependency labels (LISA), the token is not attached as a
 copula (UD ``aux``, ``aux:pass``, ``cop``): the same split as UD's VERB vs AUX. A model that predicts
 POS but no labels (SA) falls back to the auxiliary word forms, for frames without arguments.
 
-The frames are the plain data of :mod:`lisa_tf.predictor` (also what a server client gets), so this
+The frames are the plain data of :mod:`lisa_tf.labelling.predictor` (also what a server client gets), so this
 is pure Python. ``evaluate --predicates verbal`` scores the same frames: :func:`verbal_sentences`
 keeps, in the gold sentences and the predicted ones alike, the predicates at the tokens the model's
 own tags call verbal.

@@ -1,5 +1,5 @@
 """Building a packaged model's or a run's SavedModel export into the cache of
-:mod:`lisa_tf.export_cache`: once, under a file lock (two servers starting at once build it once),
+:mod:`lisa_tf.packages.export_cache`: once, under a file lock (two servers starting at once build it once),
 written beside its target and renamed into place by :func:`export.saved_model.export_package` or
 :func:`~export.saved_model.export_run` (a killed build leaves no half export)."""
 
@@ -11,8 +11,8 @@ import os
 import pathlib
 from typing import Callable, Iterator
 
-from lisa_tf.export_cache import ExportCacheError, export_base, hold_export, record_source, remove_earlier_exports
-from lisa_tf.packaging import is_package
+from lisa_tf.packages.export_cache import ExportCacheError, export_base, hold_export, record_source, remove_earlier_exports
+from lisa_tf.packages.finding import is_package
 
 
 @contextlib.contextmanager
@@ -31,16 +31,16 @@ def build_export(package: str | os.PathLike, report: Callable[[str], None] = pri
     """The cached export's base path of a package or a run directory (its best weights, as ``export
     --run`` takes them), built first when it is missing (``report`` says so: it takes a while, once).
 
-    The export is held for this process (:func:`~lisa_tf.export_cache.hold_export`). After a build,
+    The export is held for this process (:func:`~lisa_tf.packages.export_cache.hold_export`). After a build,
     the earlier exports of the same source not in use are removed
-    (:func:`~lisa_tf.export_cache.remove_earlier_exports`; ``report`` names them).
+    (:func:`~lisa_tf.packages.export_cache.remove_earlier_exports`; ``report`` names them).
 
     Raises:
         ExportCacheError: the cache directory cannot be created, locked or written.
         RunError: a run without trained weights (nothing to serve yet).
     """
     if not is_package(package):
-        from lisa_tf.runs import require_run, weights_file
+        from lisa_tf.models.runs import require_run, weights_file
 
         weights_file(require_run(package, "--model_base_path"))  # trained weights, checked before the lock
     base = export_base(package)

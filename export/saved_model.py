@@ -4,7 +4,7 @@ frozen encoder in-graph, and a process serving it imports ``tensorflow_text``, a
 :func:`export.model_versions.load_version` does).
 
 ``export_run(run_dir, out_dir)`` loads a run's model in float32 (whatever policy it was trained
-with) with its best weights (:func:`lisa_tf.runs.load_run`; ``export_model`` takes a loaded model) and
+with) with its best weights (:func:`lisa_tf.models.runs.load_run`; ``export_model`` takes a loaded model) and
 writes a SavedModel with ``keras.export.ExportArchive``: the model's variables, its preprocessor (the
 same in-graph features as training: lower-casing, the word table, masks, predicate indicator, head
 convention), the Viterbi decoder (for the parser, Eisner's tree decoder), and the label-name tables
@@ -19,7 +19,7 @@ signatures add per argument what its role means for the predicate's roleset: ``a
 ``argument_function_tags`` and ``argument_vn_roles`` string [B, P, S] (``""`` where the roleset lacks the
 role, and on padding). Names and meanings come from string tables (:class:`FrameMeanings`) written at
 export time from a PropBank frame index (the shipped one, or ``frames=``) with the strings of
-:mod:`lisa_tf.frame_meanings`, which every other output prints; the index's ``ATTRIBUTION`` and
+:mod:`lisa_tf.decoding.frame_meanings`, which every other output prints; the index's ``ATTRIBUTION`` and
 ``LICENSE`` go into ``assets/`` as ``frames_ATTRIBUTION`` and ``frames_LICENSE``.
 
 Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
@@ -92,14 +92,14 @@ from data_pipeline.predicate_kinds import AUXILIARY_FORMS, AUXILIARY_RELATIONS
 from data_pipeline.tokenizer import sentences_tf, tokenize_tf
 from data_pipeline.version_names import parse_version
 
-from lisa_tf.atomic_files import partial_directory
 from lisa_tf.decoding.bio_spans import bio_spans
 from lisa_tf.decoding.head_indices import to_conllu
 from lisa_tf.decoding.sense_choice import SOURCES
+from lisa_tf.labelling.batches import decode_batch
 from lisa_tf.models import DependencyParser
-from lisa_tf.predict import decode_batch
-from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS
-from lisa_tf.runs import load_model_file, load_run
+from lisa_tf.models.runs import load_model_file, load_run
+from lisa_tf.packages.finding import KERAS_FILE, PACKAGE_ASSETS
+from lisa_tf.util.atomic_files import partial_directory
 
 from export.paragraph_layout import paragraph_layout
 from export.warmup import write_warmup_requests
@@ -142,12 +142,12 @@ class LabelNames(tf.Module):
 class FrameMeanings(tf.Module):
     """What the rolesets and their roles mean, looked up in-graph: string → string tables read from
     asset files (one ``key<TAB>value`` per line) written at export time from a frame index with the
-    strings :func:`lisa_tf.frame_meanings.tables` gives every other output: ``sense_names.tsv`` keyed by
+    strings :func:`lisa_tf.decoding.frame_meanings.tables` gives every other output: ``sense_names.tsv`` keyed by
     roleset id, ``description.tsv``, ``function_tag.tsv`` and ``vn_role.tsv`` keyed by
     ``roleset|label`` (``bark.01|ARG0``). Unknown keys give ``""``."""
 
     def __init__(self, index, asset_dir: pathlib.Path):
-        from lisa_tf.frame_meanings import tables
+        from lisa_tf.decoding.frame_meanings import tables
 
         super().__init__(name="frame_meanings")
         self.assets = {}
@@ -169,7 +169,7 @@ class FrameMeanings(tf.Module):
         """Per argument of ``roles`` [B, P, S] (``""`` pad) of the predicates whose rolesets are
         ``senses`` [B, P]: ``argument_descriptions``, ``argument_function_tags`` and
         ``argument_vn_roles`` ([B, P, S], ``""`` where unknown). A ``C-``/``R-`` argument takes its role's."""
-        from lisa_tf.frame_meanings import ARGUMENT_KEYS, ROLE_KEY, ROLE_PREFIX
+        from lisa_tf.decoding.frame_meanings import ARGUMENT_KEYS, ROLE_KEY, ROLE_PREFIX
 
         rolesets = tf.broadcast_to(senses[..., None], tf.shape(roles))
         keys = tf.strings.join([rolesets, tf.strings.regex_replace(roles, ROLE_PREFIX, "")], separator=ROLE_KEY)
@@ -469,7 +469,7 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
     The export carries TensorFlow Serving's warm-up records (:mod:`export.warmup`), one request per
     signature, replayed by a server before it serves the version. The version directory appears whole or not at all: it is written under a hidden sibling name
     (which TensorFlow Serving's poller and ours ignore: only numeric names are versions), with every
-    asset, then renamed into place (:mod:`lisa_tf.atomic_files`). A server never loads an export whose
+    asset, then renamed into place (:mod:`lisa_tf.util.atomic_files`). A server never loads an export whose
     ``assets/config.json`` (the request limits) is still to come.
 
     Args:
@@ -481,7 +481,7 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         constraints: the signatures decode under the frame constraints (default), or with the plain BIO
             Viterbi (``export --no-constraints``).
     """
-    from lisa_tf.frame_meanings import attribution_files, check_frames, frame_index
+    from lisa_tf.decoding.frame_meanings import attribution_files, check_frames, frame_index
 
     out_dir = check_export_dir(out_dir)
     frames = check_frames(frames)
@@ -526,7 +526,7 @@ def export_run(run_dir: str | os.PathLike, out_dir: str | os.PathLike, weights: 
 
 def export_package(package: str | os.PathLike, out_dir: str | os.PathLike,
                    frames: Optional[str | os.PathLike] = None, constraints: bool = True) -> pathlib.Path:
-    """Export a packaged model (:mod:`lisa_tf.packaging`: ``model.keras`` with its run's
+    """Export a packaged model (:mod:`lisa_tf.packages.finding`: ``model.keras`` with its run's
     ``assets/config.json`` and ``assets/vocab_info.json``, which become the export's assets) to
     ``out_dir``; float32 whatever precision the package stores its weights in. ``frames``: as for
     :func:`export_model`."""

@@ -11,7 +11,7 @@ import os as _os
 import sys as _sys
 
 # TensorFlow's C++ info and warning lines are not the user's to act on (before TensorFlow is imported,
-# by this package or a command; a value the user set is kept). See lisa_tf.native_logs for the lines
+# by this package or a command; a value the user set is kept). See lisa_tf.util.native_logs for the lines
 # this level does not reach.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -19,10 +19,10 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 def load(path=None, token_budget: int = 4096, max_sentence_tokens=None, frames=None):
     """A predictor for a run directory, a ``.keras`` file, a SavedModel export or a packaged model;
     without ``path`` the model shipped in ``models/srl``: ``lisa_tf.load().predict("The cat sat on the
-    mat.")`` (see :mod:`lisa_tf.predictor`; a SavedModel runs its graph when loaded: load only
+    mat.")`` (see :mod:`lisa_tf.labelling.predictor`; a SavedModel runs its graph when loaded: load only
     directories you trust). ``frames``: the PropBank frame index the senses' meanings are read from
     (default: the shipped one)."""
-    from lisa_tf.predictor import load as _load
+    from lisa_tf.labelling.predictor import load as _load
 
     return _load(path, token_budget, max_sentence_tokens, frames=frames)
 
@@ -32,7 +32,7 @@ def load(path=None, token_budget: int = 4096, max_sentence_tokens=None, frames=N
 # "-m") skips it: each command imports what it needs, so pure-Python commands (srl-eval, stats)
 # start fast and print no TensorFlow start-up lines.
 if _sys.argv[:1] != ["-m"]:
-    from lisa_tf.native_logs import import_tensorflow as _import_tensorflow
+    from lisa_tf.util.native_logs import import_tensorflow as _import_tensorflow
 
     _import_tensorflow()
     import lisa_tf.models  # noqa: E402,F401

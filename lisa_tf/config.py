@@ -233,7 +233,7 @@ class ExperimentConfig:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the config as JSON, whole or not at all."""
-        from lisa_tf.atomic_files import write_text
+        from lisa_tf.util.atomic_files import write_text
 
         write_text(path, json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
 

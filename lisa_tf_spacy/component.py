@@ -13,7 +13,7 @@ made)::
     doc.spans["srl_2"]      # the frame of token 2: [The dog (ARG0), at the mailman (ARG2), barked (V)]
 
 The component labels spaCy's own tokens and sentences (``doc.sents``, from a sentencizer, senter or
-parser): each sentence's tokens go to :meth:`lisa_tf.predictor.Predictor.label` as
+parser): each sentence's tokens go to :meth:`lisa_tf.labelling.predictor.Predictor.label` as
 ``predict(tokens=...)`` would send them, so every span lies exactly on spaCy tokens and the frames
 are those ``predict`` gives for the same tokens. Whitespace tokens (``token.is_space``: the
 ``"\\n\\n"`` between paragraphs) are not words of the language the model was trained on and are not
@@ -30,7 +30,7 @@ Results, all plain JSON data kept where ``DocBin`` and ``Doc.to_bytes`` keep the
   the group's ``attrs["lisa_srl"]`` is the whole frame. ``displacy.render(doc, style="span",
   options={"spans_key": "srl_2"})`` draws it.
 - ``doc._.frames``: the frames of the Doc in token order, read from those groups. Each is a
-  predicate dict of :mod:`lisa_tf.predictor` with every key it has (sense and role meanings
+  predicate dict of :mod:`lisa_tf.labelling.predictor` with every key it has (sense and role meanings
   included, where the model gives them), its positions in the Doc's terms (``token``,
   ``token_start``/``token_end`` index the Doc's tokens, ``start``/``end`` its characters, ``text``
   is the Doc's text), plus ``sentence`` (the sentence's index in the Doc) and ``spans_key``.
@@ -79,12 +79,12 @@ class SpacyComponentError(UserError):
 
 def shared_predictor(model: str, token_budget: int, max_sentence_tokens: Optional[int], constraints: bool = True,
                      frames: Optional[str] = None):
-    """:func:`lisa_tf.predictor.load` of ``model``, loaded once per process: pipelines built with the
+    """:func:`lisa_tf.labelling.predictor.load` of ``model``, loaded once per process: pipelines built with the
     same model, budget and limit (two configs, ``spacy.load`` of a saved pipeline beside the one that
     saved it) share one predictor, its weights and its compiled functions, while any of them lives.
-    ``constraints`` and ``frames``: as for :func:`~lisa_tf.predictor.load`."""
-    from lisa_tf.packaging import model_path
-    from lisa_tf.predictor import load
+    ``constraints`` and ``frames``: as for :func:`~lisa_tf.labelling.predictor.load`."""
+    from lisa_tf.labelling.predictor import load
+    from lisa_tf.packages.finding import model_path
 
     key = (str(model_path(model).resolve()), token_budget, max_sentence_tokens, bool(constraints), frames)
     predictor = _PREDICTORS.get(key)
@@ -121,7 +121,7 @@ class SrlComponent(Pipe):
         nlp: the pipeline (its vocabulary is not used: the model has its own).
         name: the component's name in the pipeline.
         model: a shipped model's name (``"srl"``, ``"srl-fast"``), a packaged model, a run directory,
-            a ``.keras`` file or a SavedModel export (:func:`lisa_tf.predictor.load`).
+            a ``.keras`` file or a SavedModel export (:func:`lisa_tf.labelling.predictor.load`).
         predicates: ``"all"`` the predicates the model finds, ``"verbal"`` its verb frames only
             (:mod:`data_pipeline.predicate_kinds`).
         over_limit: ``"raise"`` refuses a sentence longer than the model's limit with
@@ -143,7 +143,7 @@ class SrlComponent(Pipe):
     def __init__(self, nlp: Language, name: str = "lisa_srl", *, model: str = "srl", predicates: str = "all",
                  over_limit: str = "raise", token_budget: int = 4096, max_sentence_tokens: Optional[int] = None,
                  spans_prefix: str = "srl", constraints: bool = True, frames: Optional[str] = None):
-        from lisa_tf.predictor import PredictionInputError
+        from lisa_tf.labelling.predictor import PredictionInputError
 
         self.name = name
         try:
@@ -222,7 +222,7 @@ class SrlComponent(Pipe):
                                        spans=[Span(doc, sent.start, sent.end, label="skipped") for sent, _ in entries])
 
     def _add_frame(self, doc: Doc, sentence: int, kept: list[int], predicate: dict) -> None:
-        """One predicate dict of :mod:`lisa_tf.predictor` (positions in the sentence's kept tokens) as
+        """One predicate dict of :mod:`lisa_tf.labelling.predictor` (positions in the sentence's kept tokens) as
         a frame in the Doc's terms and its SpanGroup; every other key is carried as it is."""
         position = kept[predicate["token"]]
         token = doc[position]

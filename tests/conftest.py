@@ -18,7 +18,7 @@ DATA = ROOT / "data"
 SHARED = pathlib.Path(os.environ.get("LISA_TF_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# The exports the tests build of the shipped models (lisa_tf.export_cache) go to the checkout's test
+# The exports the tests build of the shipped models (lisa_tf.packages.export_cache) go to the checkout's test
 # cache, not the user's: keyed by the model files' hash, they are built once and reused by later runs.
 os.environ.setdefault("LISA_TF_CACHE", str(ROOT / ".pytest_cache" / "lisa_tf"))
 
@@ -34,7 +34,7 @@ def shared_path(*parts: str) -> pathlib.Path:
 def shipped_export(name: str) -> pathlib.Path:
     """The SavedModel export base path of the shipped model ``models/NAME``, built on first use."""
     from export.cache_build import build_export
-    from lisa_tf.packaging import SHIPPED
+    from lisa_tf.packages.finding import SHIPPED
 
     return build_export(SHIPPED / name, report=lambda line: None)
 

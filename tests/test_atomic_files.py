@@ -1,4 +1,4 @@
-"""Files and directories written whole or not at all (lisa_tf/atomic_files.py)."""
+"""Files and directories written whole or not at all (lisa_tf/util/atomic_files.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from lisa_tf import atomic_files
+from lisa_tf.util import atomic_files
 from tests.conftest import ROOT
 
 
@@ -72,7 +72,7 @@ def test_kill_during_a_write_leaves_the_old_content(tmp_path):
     script = textwrap.dedent(f"""
         import os, sys
         sys.path.insert(0, {str(ROOT)!r})
-        from lisa_tf import atomic_files
+        from lisa_tf.util import atomic_files
         with atomic_files.partial_file({str(target)!r}) as partial:
             with open(partial, "w") as out:
                 out.write("x" * 4096)

@@ -1,5 +1,5 @@
 """What ``export``, ``evaluate --out`` and ``package-model`` write appears whole or not at all: a kill at
-any moment leaves the old output or the new one (lisa_tf/atomic_files.py). A kill is simulated by an
+any moment leaves the old output or the new one (lisa_tf/util/atomic_files.py). A kill is simulated by an
 exception that no ``except Exception`` catches, raised right after the file operation it follows;
 ``tools/kill_resume.py --target`` sends real ``kill -9`` at random moments."""
 
@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from lisa_tf.cli import main
+from lisa_tf_cli.main import main
 from tests.models.conftest import EWT
 
 
@@ -103,9 +103,9 @@ def test_package_model_killed_while_replacing_leaves_each_package_whole(lisa_run
     """The packaging steps that need trained models of a real experiment are replaced by writers of small
     files (each package's files all hold one generation's text); what is checked is how the finished
     packages replace the old ones in ``models/``."""
-    import lisa_tf.model_card as model_card
-    import lisa_tf.packaging as packaging
-    import lisa_tf.runs as runs
+    import lisa_tf.models.runs as runs
+    import lisa_tf.packages.model_card as model_card
+    import lisa_tf.packages.writing as packaging
 
     results, out = _fake_experiment(tmp_path, lisa_run), tmp_path / "models"
     generation = {"text": "old"}

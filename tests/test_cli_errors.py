@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from lisa_tf.cli import main
 from lisa_tf.config import PROJECT_ROOT
+from lisa_tf_cli.main import main
 
 OPEN_LISA = str(PROJECT_ROOT / "configs" / "open" / "lisa.toml")
 
@@ -193,8 +193,8 @@ def test_ensemble_of_different_model_kinds_is_refused_up_front(capsys, deepatt_r
 
 def test_ensemble_of_loaded_models_of_different_kinds_is_refused(deepatt_run, lisa_run):
     from data_pipeline.splits import read_split
-    from lisa_tf.predict import EnsembleError, predict_sentences
-    from lisa_tf.runs import load_run
+    from lisa_tf.labelling.batches import EnsembleError, predict_sentences
+    from lisa_tf.models.runs import load_run
 
     models = [load_run(lisa_run), load_run(deepatt_run)]
     sentences = read_split(EWT_DEV, "conll12", None, 2)

@@ -1,5 +1,5 @@
 """A mistyped path, model name or format is reported before TensorFlow or the model is loaded: the
-commands' ``check(args)`` (:func:`lisa_tf.cli.main`). Each case runs ``python -m lisa_tf`` in a new
+commands' ``check(args)`` (:func:`lisa_tf_cli.main.main`). Each case runs ``python -m lisa_tf`` in a new
 process with ``-X importtime`` and checks the one ``error:`` line, exit status 2, and that neither
 TensorFlow nor Keras was imported."""
 

@@ -1,10 +1,10 @@
-"""Inference runs compiled functions that are traced once, not per batch shape (lisa_tf/compiled.py)."""
+"""Inference runs compiled functions that are traced once, not per batch shape (lisa_tf/labelling/compiled.py)."""
 
 from __future__ import annotations
 
 import lisa_tf
-from lisa_tf.compiled import compiled, trace_count
-from lisa_tf.predict import decode_batch
+from lisa_tf.labelling.batches import decode_batch
+from lisa_tf.labelling.compiled import compiled, trace_count
 
 
 def test_labelling_sentences_of_fifty_new_lengths_adds_no_trace(lisa_run):

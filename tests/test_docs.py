@@ -3,7 +3,7 @@
 code block of every page is run or checked against the code:
 
 - each ``python -m lisa_tf …`` line of a ``bash`` block is parsed by the command line itself
-  (:func:`lisa_tf.cli.parse_arguments`; ``label-corpus``'s Beam flags by Beam), each
+  (:func:`lisa_tf_cli.main.parse_arguments`; ``label-corpus``'s Beam flags by Beam), each
   ``./run_experiments.sh`` line likewise, each ``python benchmarks/X.py``/``tools/X.py`` line against
   that script's ``--help``: a command or flag renamed in the code fails here;
 - the ``curl`` lines are sent to a running server of the shipped model; ``python`` blocks are run;
@@ -102,13 +102,13 @@ def _check_pip_install(words: list[str]) -> str:
 
 def check_command(words: list[str]) -> str:
     """Parse one documented command as its program would; returns how it was checked."""
-    from lisa_tf.cli import parse_arguments
+    from lisa_tf_cli.main import parse_arguments
 
     program = words[0]
     if program in ("python", "python3") and words[1:3] == ["-m", "lisa_tf"]:
         args = parse_arguments(words[3:])
         if getattr(args, "_passthrough", None):
-            from lisa_tf.commands.label_corpus import _pipeline_options
+            from lisa_tf_cli.commands.label_corpus import _pipeline_options
 
             _pipeline_options(args.runner, getattr(args, args._passthrough, None) or [])
         return "parsed"
@@ -162,7 +162,7 @@ def test_the_site_builds_strictly(tmp_path):
                  "benchmarks", "reference/api", "reference/cli", "models/srl", "models/srl-fast", "licences"):
         assert f"{name}.html" in pages, name
     api = (site / "reference" / "api.html").read_text(encoding="utf-8")
-    assert 'id="lisa_tf.predictor.load"' in api and "token_budget" in api
+    assert 'id="lisa_tf.labelling.predictor.load"' in api and "token_budget" in api
     cli = (site / "reference" / "cli.html").read_text(encoding="utf-8")
     assert "python -m lisa_tf label-corpus" in cli and "--shard-bytes" in cli  # rendered from the parsers
 
@@ -249,8 +249,8 @@ def test_pages_render_in_a_browser(tmp_path):
         assert driver.find_element(By.CSS_SELECTOR, "article h1").text == "Serving"
         assert "Demo page" in [e.text for e in driver.find_elements(By.CSS_SELECTOR, "article h2")]
         driver.save_screenshot(str(out / "docs_serving.png"))
-        driver.get((site / "reference" / "api.html").as_uri() + "#lisa_tf.predictor.load")
-        heading = driver.find_element(By.ID, "lisa_tf.predictor.load")
+        driver.get((site / "reference" / "api.html").as_uri() + "#lisa_tf.labelling.predictor.load")
+        heading = driver.find_element(By.ID, "lisa_tf.labelling.predictor.load")
         assert "load" in heading.text and heading.is_displayed()
         driver.save_screenshot(str(out / "docs_api_load.png"))
         driver.get((site / "spacy.html").as_uri() + "#a-frame-in-displacy")
@@ -266,7 +266,7 @@ def test_pages_render_in_a_browser(tmp_path):
 def test_the_readme_headline_table_is_the_model_cards():
     """The README's table of shipped models gives each card's test F1 and unseen-predicate F1 of the shipped
     file as ``evaluate --model NAME`` decodes it."""
-    from lisa_tf.packaging import SHIPPED, read_card
+    from lisa_tf.packages.finding import SHIPPED, read_card
 
     rows = [line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines() if line.startswith("| `srl")]
     assert len(rows) == 2

@@ -9,8 +9,8 @@ import shutil
 
 import pytest
 
-from lisa_tf import experiments
 from lisa_tf.config import ConfigError
+from lisa_tf_cli import experiments
 from tests.conftest import DATA
 from tests.test_experiments import _check_results, _run
 

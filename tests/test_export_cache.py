@@ -1,5 +1,5 @@
 """A packaged model is one artifact (``model.keras`` + card + ``assets/``); its SavedModel export is
-built from it where it is needed (lisa_tf.export_cache), in 16-bit storage or not (lisa_tf.storage_precision)."""
+built from it where it is needed (lisa_tf.packages.export_cache), in 16-bit storage or not (lisa_tf.packages.storage_precision)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from tests.conftest import ROOT
 
 
 def _make_package(run: pathlib.Path, out: pathlib.Path, float16: bool = False) -> pathlib.Path:
-    from lisa_tf.packaging import CARD_FILE, _package
-    from lisa_tf.runs import load_run
+    from lisa_tf.models.runs import load_run
+    from lisa_tf.packages.finding import CARD_FILE
+    from lisa_tf.packages.writing import _package
 
     out.mkdir(parents=True)
     files = _package(load_run(run), run, out, float16)
@@ -59,8 +60,8 @@ def test_a_package_holds_one_model_file_and_its_request_limits(package, lisa_run
 
 def test_the_export_is_built_once_per_model_file_and_predict_then_uses_it(package, cache, tmp_path):
     from export.cache_build import build_export
-    from lisa_tf.export_cache import cached_export, export_base
-    from lisa_tf.predictor import ExportPredictor, Predictor, load
+    from lisa_tf.labelling.predictor import ExportPredictor, Predictor, load
+    from lisa_tf.packages.export_cache import cached_export, export_base
 
     assert cached_export(package) is None
     assert type(load(package, prefer_export=True)) is Predictor  # no export yet: the .keras file
@@ -85,7 +86,7 @@ def test_the_export_is_built_once_per_model_file_and_predict_then_uses_it(packag
 
 
 def test_export_writes_a_packaged_model_by_path_or_name(package, tmp_path, capsys):
-    from lisa_tf.cli import main
+    from lisa_tf_cli.main import main
 
     out = tmp_path / "exports" / "tiny" / "1"
     assert main(["export", "--model", str(package), "--out", str(out)]) == 0
@@ -135,7 +136,7 @@ def test_serve_builds_the_export_on_its_first_start_and_reuses_it(package, cache
 def test_16_bit_storage_halves_the_file_and_loads_as_float32(lisa_run, tmp_path):
     """Every float32 weight of the file is stored as float16, read back into float32 variables with
     float16's rounding, and the model labels as before; a weight float16 cannot hold stays float32."""
-    from lisa_tf.runs import load_model_file, load_run, save_model
+    from lisa_tf.models.runs import load_model_file, load_run, save_model
 
     model = load_run(lisa_run)
     wide, narrow = save_model(model, tmp_path / "wide.keras"), save_model(model, tmp_path / "narrow.keras",
@@ -177,7 +178,7 @@ def test_16_bit_storage_halves_the_file_and_loads_as_float32(lisa_run, tmp_path)
     dense = keras.Sequential([keras.Input((2,)), keras.layers.Dense(2)])
     dense.layers[0].kernel.assign(np.array([[1e6, 0.5], [0.25, 1.0]], np.float32))
     dense.save(tmp_path / "large.keras")
-    from lisa_tf.storage_precision import store_weights_in_float16
+    from lisa_tf.packages.storage_precision import store_weights_in_float16
 
     assert store_weights_in_float16(tmp_path / "large.keras") == {"float16": 1, "float32": 1}
     reloaded = keras.saving.load_model(tmp_path / "large.keras")
@@ -185,7 +186,7 @@ def test_16_bit_storage_halves_the_file_and_loads_as_float32(lisa_run, tmp_path)
 
 
 def test_a_twin_with_a_config_file_of_its_own_is_trained_from_it():
-    from lisa_tf.experiments import _config_source
+    from lisa_tf_cli.experiments import _config_source
 
     assert _config_source("open", "lisa_finetune") == (ROOT / "configs/open/lisa_finetune.toml", [])
     assert _config_source("open", "lisa") == (ROOT / "configs/open/lisa.toml", [])
@@ -196,8 +197,8 @@ def test_a_twin_with_a_config_file_of_its_own_is_trained_from_it():
 def test_predict_builds_the_export_on_its_first_call_and_reuses_it(package, cache, capsys):
     """``predict`` with a packaged model labels through its export, built into the cache by the first
     call (which says so) and reused by the next."""
-    from lisa_tf.cli import main
-    from lisa_tf.export_cache import cached_export
+    from lisa_tf.packages.export_cache import cached_export
+    from lisa_tf_cli.main import main
 
     assert main(["predict", "--model", str(package), "--format", "jsonl", "The cat sat on the mat."]) == 0
     first = capsys.readouterr()
@@ -210,7 +211,7 @@ def test_predict_builds_the_export_on_its_first_call_and_reuses_it(package, cach
 def test_an_unusable_cache_directory_is_one_line(package, tmp_path, monkeypatch, capsys):
     """A cache path under a file: ``serve`` stops with one line naming it (exit 2); ``predict`` warns
     and labels with the .keras model."""
-    from lisa_tf.cli import main
+    from lisa_tf_cli.main import main
 
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -228,7 +229,7 @@ def test_an_unusable_cache_directory_is_one_line(package, tmp_path, monkeypatch,
 def test_a_subdirectory_of_assets_is_hashed_not_opened(package, tmp_path):
     import shutil
 
-    from lisa_tf.export_cache import package_key
+    from lisa_tf.packages.export_cache import package_key
 
     copy = tmp_path / "tiny"
     shutil.copytree(package, copy)
@@ -245,9 +246,9 @@ def test_serve_takes_a_trained_run_through_the_export_cache(lisa_run, cache, mon
     import argparse
 
     from export import rest_server
-    from lisa_tf.commands import serve
-    from lisa_tf.export_cache import latest_version
-    from lisa_tf.predictor import ExportPredictor, load
+    from lisa_tf.labelling.predictor import ExportPredictor, load
+    from lisa_tf.packages.export_cache import latest_version
+    from lisa_tf_cli.commands import serve
 
     served = []
 
@@ -282,7 +283,7 @@ def test_a_new_frame_index_gets_a_new_export(package, tmp_path, monkeypatch):
     another cache key, never the stale export."""
     import shutil
 
-    import lisa_tf.export_cache as export_cache
+    import lisa_tf.packages.export_cache as export_cache
 
     before = export_cache.package_key(package)
     copy = tmp_path / "frames.json.gz"
@@ -300,10 +301,10 @@ def test_a_new_export_removes_the_earlier_ones_of_its_source_unless_in_use(packa
     marker: what is tested is which exports stay."""
     import shutil
 
-    import export.saved_model
     from export.cache_build import build_export
-    from lisa_tf import export_cache
-    from lisa_tf.export_cache import export_base
+    import export.saved_model
+    from lisa_tf.packages import export_cache
+    from lisa_tf.packages.export_cache import export_base
 
     def fake_export(source, target):
         target.mkdir(parents=True)

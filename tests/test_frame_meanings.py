@@ -1,4 +1,4 @@
-"""The meanings every output shows with a predicted sense (:mod:`lisa_tf.frame_meanings`), from the shipped
+"""The meanings every output shows with a predicted sense (:mod:`lisa_tf.decoding.frame_meanings`), from the shipped
 PropBank frame index, on real EWT sentences; and how ``predict``'s text and CoNLL-2012 outputs show them."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pytest
 
 from data_pipeline.sentence import Span
 from data_pipeline.tokenizer import tokenize
-from lisa_tf import frame_meanings
-from lisa_tf.commands.predict import _write
-from lisa_tf.predictor import frame
+from lisa_tf.decoding import frame_meanings
+from lisa_tf.labelling.predictor import frame
+from lisa_tf_cli.commands.predict import _write
 
 # "The dog barked at the mailman." from the issue; the second is an EWT training sentence.
 BARK = "The dog barked at the mailman."
@@ -104,8 +104,8 @@ def test_the_frame_index_is_read_once_and_only_for_senses(monkeypatch):
 
 
 def test_a_frame_index_path_that_is_no_file_is_named(tmp_path):
-    import lisa_tf.predictor
+    import lisa_tf.labelling.predictor
 
     with pytest.raises(frame_meanings.FrameIndexError, match=r"^frames .*missing\.json\.gz: no such file; expected a "
                                                             r"frame index"):
-        lisa_tf.predictor.load("srl", frames=tmp_path / "missing.json.gz")
+        lisa_tf.labelling.predictor.load("srl", frames=tmp_path / "missing.json.gz")

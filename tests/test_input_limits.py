@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-import lisa_tf
-from data_pipeline.splits import read_split
-from lisa_tf.cli import main
-from data_pipeline.text_lines import text_lines
 from data_pipeline.input_limits import FALLBACK_MAX_TOKENS_PER_SENTENCE, InputTooLong, model_max_tokens_per_sentence
-from lisa_tf.runs import load_run_config
+from data_pipeline.splits import read_split
+from data_pipeline.text_lines import text_lines
+import lisa_tf
+from lisa_tf.models.runs import load_run_config
+from lisa_tf_cli.main import main
 from tests.test_predictor import TEXT
 
 
@@ -53,7 +53,7 @@ def test_a_sentence_over_the_limit_is_refused_before_the_model_runs(lisa_export,
 
 
 def test_a_paragraph_over_a_million_characters_is_refused_before_it_is_tokenised(lisa_run, monkeypatch):
-    import lisa_tf.predictor as predictor_module
+    import lisa_tf.labelling.predictor as predictor_module
 
     def no_tokenising(text):
         raise AssertionError("the paragraph reached the tokeniser")
@@ -65,7 +65,7 @@ def test_a_paragraph_over_a_million_characters_is_refused_before_it_is_tokenised
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, "4096"])
 def test_a_token_budget_that_is_not_a_positive_whole_number_is_refused(lisa_run, bad):
-    with pytest.raises(lisa_tf.predictor.PredictionInputError, match="token_budget: expected a positive whole number"):
+    with pytest.raises(lisa_tf.labelling.predictor.PredictionInputError, match="token_budget: expected a positive whole number"):
         lisa_tf.load(lisa_run, token_budget=bad)
 
 

@@ -1,4 +1,4 @@
-"""``python -m lisa_tf label-corpus`` (lisa_tf.corpus_labelling): the Beam pipeline writes, on real EWT
+"""``python -m lisa_tf label-corpus`` (lisa_tf.labelling.corpus): the Beam pipeline writes, on real EWT
 text, the frames ``predict --format jsonl`` writes; the same command writes the same files whatever the
 number of workers, and never reads its own output back; blank lines are counted, not written; bad input
 becomes dead letters with reasons, never lost; an output location that cannot be written is refused
@@ -13,7 +13,7 @@ import pytest
 
 from benchmarks.label_corpus import score_difference, without_scores
 from benchmarks.raw_text_srl import texts_of
-from lisa_tf.cli import main
+from lisa_tf_cli.main import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TEST_TEXT = ROOT / "data" / "propbank-ewt" / "test.conllu.gz"
@@ -183,7 +183,7 @@ def test_an_output_under_a_file_is_refused_before_any_work(corpus, tmp_path, cap
 
 
 def test_own_output_files_are_recognised(tmp_path):
-    from lisa_tf.corpus_labelling import is_output
+    from lisa_tf.labelling.corpus import is_output
 
     prefix = str(tmp_path / "o")
     for name in ("o-00000-of-00004.jsonl", "o-dead-letters-00003-of-00004.jsonl", "o-00001-of-00004.jsonl.tmp",
@@ -196,10 +196,10 @@ def test_own_output_files_are_recognised(tmp_path):
 
 @pytest.mark.parametrize("name", ["long.txt", "long.txt.gz"])
 def test_blocks_cover_the_file_line_for_line(tmp_path, name):
-    """A file longer than the binary probe (lisa_tf.corpus_labelling.BINARY_PROBE), cut into blocks of
+    """A file longer than the binary probe (lisa_tf.labelling.corpus.BINARY_PROBE), cut into blocks of
     about 2 kB at line ends: each block holds whole lines, and the blocks' lines, read as the workers
     read them, are the file's lines in order with their numbers; the plan is the same every time."""
-    from lisa_tf.corpus_labelling import BINARY_PROBE, LabelBlock, plan_blocks
+    from lisa_tf.labelling.corpus import BINARY_PROBE, LabelBlock, plan_blocks
 
     texts = texts_of(TEST_TEXT)[:300]
     body = "\n".join(texts) + "\n"

@@ -1,7 +1,7 @@
 import numpy as np
 import tensorflow as tf
 
-from lisa_tf.losses import masked_cross_entropy
+from lisa_tf.models.losses import masked_cross_entropy
 
 
 def test_padding_never_reaches_the_loss():

@@ -1,6 +1,6 @@
-"""MODEL_CARD.md rendering: every figure lands in its own row and column (lisa_tf.model_card)."""
+"""MODEL_CARD.md rendering: every figure lands in its own row and column (lisa_tf.packages.model_card)."""
 
-from lisa_tf.model_card import parser_card_markdown, srl_card_markdown
+from lisa_tf.packages.model_card import parser_card_markdown, srl_card_markdown
 
 
 def _srl(p, r, f, roles=None):

@@ -1,10 +1,10 @@
-"""TensorFlow's native start-up lines a user cannot act on are not shown (:mod:`lisa_tf.native_logs`)."""
+"""TensorFlow's native start-up lines a user cannot act on are not shown (:mod:`lisa_tf.util.native_logs`)."""
 
 from __future__ import annotations
 
 
 def test_other_error_lines_are_kept():
-    from lisa_tf.native_logs import startup_lines
+    from lisa_tf.util.native_logs import startup_lines
 
     note = ("E0000 00:00:1795728963.732634    3684 util.cc:131] oneDNN supports DT_INT32 only on platforms with "
             "AVX-512. Falling back to the default Eigen-based implementation if present.")
@@ -23,7 +23,7 @@ def test_the_filter_drops_only_the_onednn_line_and_passes_a_line_start_that_wait
     import threading
     import time
 
-    from lisa_tf.native_logs import ONEDNN_NOTE, filter_lines
+    from lisa_tf.util.native_logs import ONEDNN_NOTE, filter_lines
 
     source, writer = os.pipe()
     reader, sink = os.pipe()
@@ -67,13 +67,13 @@ def test_errors_tracebacks_and_exit_codes_come_through_the_filter_process():
     import subprocess
     import sys
 
-    import lisa_tf.native_logs
+    import lisa_tf.util.native_logs
 
-    script = _SCRIPT.format(path=lisa_tf.native_logs.__file__, note=ONEDNN_LINE, error=NATIVE_ERROR)
+    script = _SCRIPT.format(path=lisa_tf.util.native_logs.__file__, note=ONEDNN_LINE, error=NATIVE_ERROR)
     shown = {}
     for how in ("exit", "raise", "abort"):
         result = subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, timeout=60,
-                                cwd=pathlib.Path(lisa_tf.native_logs.__file__).parent)
+                                cwd=pathlib.Path(lisa_tf.util.native_logs.__file__).parent)
         shown[how] = (result.returncode, result.stderr)
         assert "oneDNN" not in result.stderr, how
         assert NATIVE_ERROR in result.stderr and "error: a line of ours" in result.stderr, how

@@ -1,6 +1,6 @@
 """``pip install .``: the wheel holds every package of the source tree, the shipped models and the PropBank
 frame index (with its attribution and licence), and the installed package labels text outside the
-repository with them (lisa_tf.packaging.SHIPPED, data_pipeline.frame_index.DEFAULT_FRAME_INDEX)."""
+repository with them (lisa_tf.packages.finding.SHIPPED, data_pipeline.frame_index.DEFAULT_FRAME_INDEX)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests.conftest import ROOT
 def test_the_package_list_is_the_source_tree():
     listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
     found = sorted(str(p.parent.relative_to(ROOT)).replace(os.sep, ".")
-                   for top in ("lisa_tf", "lisa_tf_spacy", "data_pipeline", "export")
+                   for top in ("lisa_tf", "lisa_tf_cli", "lisa_tf_spacy", "data_pipeline", "export")
                    for p in (ROOT / top).rglob("__init__.py"))
     assert sorted(listed) == sorted(found + ["lisa_tf.shipped_models", "data_pipeline.propbank_frames"])
 
@@ -29,7 +29,7 @@ def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
     source.mkdir()
     for name in ("pyproject.toml", "requirements.txt", "requirements-spacy.txt", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
-    for name in ("lisa_tf", "lisa_tf_spacy", "data_pipeline", "export", "models", "data/propbank-frames"):
+    for name in ("lisa_tf", "lisa_tf_cli", "lisa_tf_spacy", "data_pipeline", "export", "models", "data/propbank-frames"):
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
                             "--quiet", "-w", str(wheels)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
@@ -51,7 +51,7 @@ def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
     done = subprocess.run([sys.executable, "-m", "lisa_tf", "predict", "--format", "jsonl", "The cat sat on the mat."],
                           cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    where = subprocess.run([sys.executable, "-c", "import lisa_tf.packaging as p; print(p.DEFAULT_SRL)"],
+    where = subprocess.run([sys.executable, "-c", "import lisa_tf.packages.finding as p; print(p.DEFAULT_SRL)"],
                            cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
     assert where.stdout.strip() == str(target / "lisa_tf" / "shipped_models" / "srl")
     # the frame index the senses' meanings come from is the installed copy, and it loads

@@ -63,7 +63,7 @@ def test_frames_without_pos_are_refused_whether_or_not_they_have_predicates():
 
 def test_a_model_without_pos_cannot_tell_verbs(deepatt_run):
     import lisa_tf
-    from lisa_tf.predictor import PredictionInputError
+    from lisa_tf.labelling.predictor import PredictionInputError
 
     with pytest.raises(PredictionInputError, match="predicts no POS tags"):
         lisa_tf.load(deepatt_run).predict(tokens=[["The", "cat", "sat", "on", "the", "mat", "."]] * 4,
@@ -73,7 +73,7 @@ def test_a_model_without_pos_cannot_tell_verbs(deepatt_run):
 
 
 def test_predict_verbal_on_the_command_line(capsys):
-    from lisa_tf.cli import main
+    from lisa_tf_cli.main import main
 
     text = "I had been told that the meeting was cancelled."
     assert main(["predict", "--predicates", "verbal", "--format", "jsonl", text]) == 0
@@ -141,10 +141,10 @@ def test_evaluate_scores_verbal_predicates_as_predict_keeps_them(lisa_run, deepa
     import dataclasses
 
     from data_pipeline.predicate_kinds import AUXILIARY_RELATIONS
-    from lisa_tf.cli import main
     from lisa_tf.evaluation.parse_eval import predicate_detection
     from lisa_tf.evaluation.runs import evaluate_runs
     from lisa_tf.evaluation.srl_eval import score
+    from lisa_tf_cli.main import main
 
     data = str(ROOT / "data" / "propbank-ewt" / "dev.gold_conll.gz")
     everything, gold, predicted = evaluate_runs([str(lisa_run)], data, limit=40, return_sentences=True)
@@ -194,7 +194,7 @@ def test_verbal_predicates_of_a_model_that_cannot_tell_verbs_are_refused_not_ign
     """``predict --predicates verbal`` with a model without POS tags is one line and exit 2 before
     anything is labelled, even when the input has no sentence; ``evaluate`` refuses the dependency
     parser, whose scores it would otherwise print as if the flag were not given."""
-    from lisa_tf.cli import main
+    from lisa_tf_cli.main import main
 
     blank = tmp_path / "blank.txt"
     blank.write_text("\n\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from lisa_tf.commands.predict import _progress, _read_share
+from lisa_tf_cli.commands.predict import _progress, _read_share
 
 
 def test_the_line_gives_the_rate_and_the_time_left_from_the_share_read():

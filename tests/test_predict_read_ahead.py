@@ -1,5 +1,5 @@
 """``predict --input`` prepares the next chunk in a thread while the model labels this one
-(``lisa_tf.predictor.ahead``): items keep their order, the thread runs ahead of a busy
+(``lisa_tf.labelling.predictor.ahead``): items keep their order, the thread runs ahead of a busy
 consumer, and an error in it is raised where its item was due."""
 
 import threading
@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from data_pipeline.errors import UserError
-from lisa_tf.predictor import ahead
+from lisa_tf.labelling.predictor import ahead
 
 
 def test_items_come_in_order_and_the_thread_runs_ahead_of_a_busy_consumer():

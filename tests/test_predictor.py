@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
-import lisa_tf
 from data_pipeline.sentence import Span
 from data_pipeline.splits import read_split
 from data_pipeline.tokenizer import tokenize
-from lisa_tf.predict import predict_sentences
-from lisa_tf.predictor import PredictionInputError, describe
-from lisa_tf.runs import load_run, load_run_config
+import lisa_tf
+from lisa_tf.labelling.batches import predict_sentences
+from lisa_tf.labelling.predictor import PredictionInputError, describe
+from lisa_tf.models.runs import load_run, load_run_config
 from tests.conftest import ROOT
 
 # The first sentence is one the tiny runs are trained on (EWT train), so that they find its predicate
@@ -209,7 +209,7 @@ def test_predict_command(lisa_run, tmp_path):
 
 def test_options_may_follow_the_model_and_come_between_texts(lisa_run, capsys):
     """``predict MODEL --format jsonl TEXT`` (options after the model path) labels TEXT with MODEL."""
-    from lisa_tf.cli import main
+    from lisa_tf_cli.main import main
 
     assert main(["predict", str(lisa_run), "--format", "jsonl", "The cat sat on the mat.", "--batch-tokens", "512",
                  "It was happy."]) == 0
@@ -223,8 +223,8 @@ def test_options_may_follow_the_model_and_come_between_texts(lisa_run, capsys):
 def test_a_first_text_is_a_model_only_when_it_names_one(lisa_run, tmp_path, monkeypatch, capsys):
     """``and/or`` is text, not a model path; a path under a directory that exists is a model (a typo
     in it is reported, not labelled); a path that exists is the model."""
-    from lisa_tf.cli import main
-    from lisa_tf.commands.predict import _split_model
+    from lisa_tf_cli.commands.predict import _split_model
+    from lisa_tf_cli.main import main
 
     def split(*text):
         args = type("Args", (), {"model": None, "text": list(text)})()
@@ -245,7 +245,7 @@ def test_a_first_text_is_a_model_only_when_it_names_one(lisa_run, tmp_path, monk
 def test_evaluate_takes_every_kind_of_model(lisa_run, lisa_export, tmp_path, capsys):
     """``evaluate --model`` scores a run, its .keras file (with --format: it records none) and its
     export alike, with the tables of ``evaluate --run``."""
-    from lisa_tf.cli import main
+    from lisa_tf_cli.main import main
 
     data = str(ROOT / "data" / "propbank-ewt" / "dev.gold_conll.gz")
 
@@ -258,7 +258,7 @@ def test_evaluate_takes_every_kind_of_model(lisa_run, lisa_export, tmp_path, cap
     assert "| " in table and "Predicate detection" in table
     by_model, _ = evaluate("--model", str(lisa_run))
     assert by_model["srl"] == by_run["srl"] and by_model["parsing"] == by_run["parsing"]
-    from lisa_tf.runs import load_run, save_model
+    from lisa_tf.models.runs import load_run, save_model
 
     keras_file = save_model(load_run(lisa_run), tmp_path / "lisa.keras")  # the run's best weights
     assert main(["evaluate", "--model", str(keras_file), "--data", data, "--limit", "40"]) == 2

@@ -1,4 +1,4 @@
-"""The models shipped in models/ (lisa_tf.packaging): each file gives the figures of its model card, and
+"""The models shipped in models/ (lisa_tf.packages): each file gives the figures of its model card, and
 the commands that default to them (load(), predict, serve) use them."""
 
 import io
@@ -13,8 +13,8 @@ from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.splits import read_split
 
 from lisa_tf.evaluation.srl_eval import score
-from lisa_tf.packaging import DEFAULT_PARSER, DEFAULT_SRL, KERAS_FILE, SHIPPED, read_card, shipped_names
-from lisa_tf.runs import load_model_file
+from lisa_tf.models.runs import load_model_file
+from lisa_tf.packages.finding import DEFAULT_PARSER, DEFAULT_SRL, KERAS_FILE, SHIPPED, read_card, shipped_names
 
 from tests.conftest import ROOT, shipped_export
 
@@ -63,7 +63,7 @@ def test_shipped_export_gives_the_cards_check_f1(name):
 @pytest.mark.parametrize("name", SRL_PACKAGES)
 def test_shipped_keras_file_gives_the_cards_check_f1(name, capsys):
     """``evaluate --model NAME`` (the package's .keras file) on the card's dev slice gives its check F1."""
-    from lisa_tf.cli import main
+    from lisa_tf_cli.main import main
 
     check = read_card(SHIPPED / name)["check"]
     decoding = [] if check.get("constraints", False) else ["--no-constraints"]  # as the card's check was decoded
@@ -80,7 +80,7 @@ def test_shipped_keras_file_gives_the_cards_check_f1(name, capsys):
 @pytest.mark.parametrize("name", [n for n in shipped_names() if read_card(SHIPPED / n)["kind"] == "parser"])
 def test_shipped_parser_gives_the_cards_check_scores(name, capsys):
     """``evaluate --model NAME`` on the parser card's dev slice gives its check UAS and LAS."""
-    from lisa_tf.cli import main
+    from lisa_tf_cli.main import main
 
     check = read_card(SHIPPED / name)["check"]
     assert main(["evaluate", "--model", name, "--data", str(ROOT / check["data"]), "--limit", str(check["sentences"])]) == 0
@@ -121,7 +121,7 @@ def test_card_figures_come_from_the_run(card):
 
 def test_load_and_predict_without_a_path_use_the_shipped_model():
     import lisa_tf
-    from lisa_tf.cli import main
+    from lisa_tf_cli.main import main
 
     [frame] = lisa_tf.load().predict("The cat sat on the mat.")
     assert [t["text"] for t in frame["tokens"]] == ["The", "cat", "sat", "on", "the", "mat", "."]
@@ -133,7 +133,7 @@ def test_load_and_predict_without_a_path_use_the_shipped_model():
 
 
 def test_predict_labels_through_the_packaged_export_without_building_a_keras_model(tmp_path):
-    """Once ``serve`` or ``export`` has built the package's SavedModel (:mod:`lisa_tf.export_cache`),
+    """Once ``serve`` or ``export`` has built the package's SavedModel (:mod:`lisa_tf.packages.export_cache`),
     ``predict`` starts from it (no Keras model classes imported or built, no tracing: the cold start
     ``benchmarks/labelling_speed.py`` measures) and writes the frames the ``.keras`` model gives."""
     import subprocess
@@ -145,9 +145,9 @@ def test_predict_labels_through_the_packaged_export_without_building_a_keras_mod
     source = tmp_path / "in.txt"
     source.write_text("\n".join(texts) + "\n", encoding="utf-8")
     program = ("import sys; sys.argv = ['-m']\n"
-               "from lisa_tf.cli import main\n"
+               "from lisa_tf_cli.main import main\n"
                f"code = main(['predict', '--input', {str(source)!r}, '--format', 'jsonl'])\n"
-               "keras = {'lisa_tf.models', 'lisa_tf.runs', 'lisa_tf.predict'} & set(sys.modules)\n"
+               "keras = {'lisa_tf.models', 'lisa_tf.models.runs', 'lisa_tf.labelling.batches'} & set(sys.modules)\n"
                "print(sorted(keras) or 'NO KERAS MODEL', file=sys.stderr)\n"
                "sys.exit(code)")
     shipped_export("srl")
@@ -193,8 +193,8 @@ def test_rest_server_on_the_shipped_model_answers_as_its_predictor():
 
 def test_parse_without_a_model_uses_the_shipped_parser(tmp_path):
     from data_pipeline.readers.conllu import read_conllu
-    from lisa_tf.cli import main
     from lisa_tf.decoding.mst import is_tree
+    from lisa_tf_cli.main import main
 
     text = tmp_path / "in.txt"
     text.write_text("The cat sat on the mat.\nMr. Smith didn't agree with the plan, so he left early.\n")
@@ -216,7 +216,7 @@ def test_shipped_parser_gives_a_tree_for_every_ewt_dev_and_test_sentence(name):
     import tensorflow as tf
 
     from lisa_tf.decoding.mst import is_tree
-    from lisa_tf.parse import parse_sentences
+    from lisa_tf.labelling.parse import parse_sentences
 
     sentences = [s for split in ("dev", "test")
                  for s in read_split(str(ROOT / f"data/propbank-ewt/{split}.conllu.gz"), "conllu", None, 0)]
@@ -237,8 +237,8 @@ def test_shipped_models_are_named_without_a_path(tmp_path, monkeypatch, capsys):
     """``load("srl")``, ``predict --model parser`` and ``serve --model_name NAME`` name the shipped models
     (``models/NAME``); a path that exists wins over a name, and an unknown name lists the shipped ones."""
     import lisa_tf
-    from lisa_tf.cli import main
-    from lisa_tf.packaging import model_path, shipped_names
+    from lisa_tf.packages.finding import model_path, shipped_names
+    from lisa_tf_cli.main import main
 
     assert {"srl", "srl-fast", "parser", "parser-fast"} <= set(shipped_names())
     # the default is the fine-tuned MiniLM model, srl-fast the GloVe one

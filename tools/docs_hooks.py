@@ -34,7 +34,7 @@ def commands_help() -> str:
     import argparse
 
     _importable()
-    from lisa_tf.cli import build_parser
+    from lisa_tf_cli.main import build_parser
 
     os.environ["COLUMNS"] = "110"  # argparse wraps to the terminal: a fixed width gives the same page anywhere
     parser = build_parser()

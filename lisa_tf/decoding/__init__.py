@@ -5,4 +5,6 @@
 - :mod:`~lisa_tf.decoding.eisner`: the best projective tree in core TF ops (Eisner), for exports.
 - :mod:`~lisa_tf.decoding.head_indices`: CoNLL-U heads (1-based, 0 = root) ↔ the self-loop heads of
   LISA's syntax head (0-based, the root points to itself).
+- :mod:`~lisa_tf.decoding.sense_choice`: a predicate's roleset, chosen among those its word may have.
+- :mod:`~lisa_tf.decoding.frame_meanings`: what a chosen roleset and its roles mean (the frame index).
 """

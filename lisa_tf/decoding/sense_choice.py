@@ -39,7 +39,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from lisa_tf.frame_meanings import SOURCES  # the sources of a choice, by id
+from lisa_tf.decoding.frame_meanings import SOURCES  # the sources of a choice, by id
 
 _VOWELS = "aeiou"
 

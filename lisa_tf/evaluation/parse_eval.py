@@ -200,3 +200,20 @@ def evaluate_parsing(gold: Sequence[Sentence], predicted: Sequence[Sentence], *,
         out.update(predicate_precision=detection.precision, predicate_recall=detection.recall,
                    predicate_f1=detection.f1)
     return out
+
+
+def parse_scores(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> dict:
+    """Dev scores of a parser run, in the keys the training loop records: ``uas``, ``las``, ``pos`` and
+    ``upos`` (percent, punctuation excluded from UAS/LAS; a tag accuracy when both sides have the
+    tags; LAS ``None`` when a side has no labels), and ``precision`` = ``recall`` = ``f1`` = LAS — with
+    exactly one head per token, labelled-arc precision and recall both equal LAS — so the best dev
+    weights are those of the best LAS (of UAS without labels)."""
+    labelled = all(s.dep_labels is not None for s in gold) and all(s.dep_labels is not None for s in predicted)
+    attachment = attachment_scores(gold, predicted, labelled=labelled)
+    scores = {"uas": attachment.uas, "las": attachment.las if labelled else None}  # None: no labels to score
+    for layer in ("pos", "upos"):
+        if all(getattr(s, layer) is not None for s in [*gold, *predicted]):
+            scores[layer] = pos_accuracy(gold, predicted, layer).accuracy
+    main = attachment.las if labelled else attachment.uas
+    scores.update(precision=main, recall=main, f1=main)
+    return scores

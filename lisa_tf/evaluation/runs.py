@@ -19,15 +19,15 @@ from data_pipeline.readers.conllu import attach_parse, read_conllu
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.splits import read_split
 
-from lisa_tf.evaluation.parse_eval import evaluate_parsing
-from lisa_tf.evaluation.senses import MostFrequentSense, sense_scores
 from lisa_tf.evaluation.frame_checks import frame_checks_table, frame_violations
-from lisa_tf.evaluation.tables import parsing_table, per_role_table, predicate_table, srl_table
+from lisa_tf.evaluation.parse_eval import evaluate_parsing, parse_scores
+from lisa_tf.evaluation.senses import MostFrequentSense, sense_scores
 from lisa_tf.evaluation.srl_eval import score
+from lisa_tf.evaluation.tables import parsing_table, per_role_table, predicate_table, srl_table
+from lisa_tf.labelling.batches import check_ensemble, check_ensemble_models, predict_sentences
+from lisa_tf.labelling.parse import parse_sentences
 from lisa_tf.models import TASKS, DependencyParser
-from lisa_tf.parse import parse_scores, parse_sentences
-from lisa_tf.predict import check_ensemble, check_ensemble_models, predict_sentences
-from lisa_tf.runs import load_run, load_run_config, require_run
+from lisa_tf.models.runs import load_run, load_run_config, require_run
 
 
 class EvaluationError(UserError):
@@ -108,8 +108,8 @@ def evaluate_model(
     import json
     import pathlib
 
-    from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS, is_package, model_path
-    from lisa_tf.runs import MODEL_FILE, load_model_file
+    from lisa_tf.models.runs import MODEL_FILE, load_model_file
+    from lisa_tf.packages.finding import KERAS_FILE, PACKAGE_ASSETS, is_package, model_path
 
     if parse and gold_parse:
         raise EvaluationError("--parse and --gold-parse are exclusive: inject one parse")
@@ -127,8 +127,8 @@ def evaluate_model(
     elif path.is_file() and path.suffix == ".keras":
         recorded, loaded = None, load_model_file(path)
     else:
-        from lisa_tf.export_cache import latest_version
-        from lisa_tf.predictor import ExportPredictor
+        from lisa_tf.labelling.predictor import ExportPredictor
+        from lisa_tf.packages.export_cache import latest_version
 
         version = latest_version(path)
         recorded, export = version / "assets" / "config.json", ExportPredictor(version, token_budget=token_budget)
@@ -283,7 +283,7 @@ def _frame_sentence(gold: Sentence, frame: dict) -> Sentence:
 def evaluate_export(predictor, gold: Sequence[Sentence], *, name: str, data: str, parse: Optional[Sequence] = None,
                     parse_name: Optional[str] = None, gold_parse: bool = False, gold_predicates: bool = False,
                     return_sentences: bool = False, predicates: str = "all"):
-    """:func:`evaluate_models` for a SavedModel export (an :class:`~lisa_tf.predictor.ExportPredictor`):
+    """:func:`evaluate_models` for a SavedModel export (an :class:`~lisa_tf.labelling.predictor.ExportPredictor`):
     the gold sentences' tokens are labelled through its signatures and scored alike."""
     inputs = attach_parse(gold, parse, parse_name) if parse is not None else gold
     injected = parse is not None or gold_parse

@@ -2,6 +2,10 @@
 that builds the task a config names. Importing this package registers every model and layer with
 ``keras.saving`` (package ``lisa_tf``), so ``keras.saving.load_model("x.keras")`` works after
 ``import lisa_tf``.
+
+Beside them, imported on use: :mod:`~lisa_tf.models.losses` (the masked losses the tasks train with),
+:mod:`~lisa_tf.models.weights` (weight files without a frozen pretrained encoder) and
+:mod:`~lisa_tf.models.runs` (a run directory, and saving and loading a ``.keras`` model file).
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ from lisa_tf.config import ConfigError, ModelConfig
 from lisa_tf.decoding.frame_viterbi import CoreRoleTags, frame_viterbi_decode
 from lisa_tf.decoding.sense_choice import SenseChoice
 from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
-from lisa_tf.losses import masked_cross_entropy
 from lisa_tf.models.backbone import backbone_from_config
+from lisa_tf.models.losses import masked_cross_entropy
 from lisa_tf.models.predicate_identifier import PredicateIdentifier, joint_label_maps
 from lisa_tf.models.preprocessor import SrlPreprocessor
 from lisa_tf.models.sense_head import SenseHead, sense_loss

@@ -17,9 +17,9 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from lisa_tf.losses import masked_cross_entropy, per_replica
 from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.base import SrlModel
+from lisa_tf.models.losses import masked_cross_entropy, per_replica
 
 
 @keras.saving.register_keras_serializable(package="lisa_tf")

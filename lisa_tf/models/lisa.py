@@ -51,9 +51,9 @@ import keras
 import tensorflow as tf
 
 from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
-from lisa_tf.losses import masked_cross_entropy, per_replica
 from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.base import SrlModel
+from lisa_tf.models.losses import masked_cross_entropy, per_replica
 from lisa_tf.models.predicate_identifier import joint_label_maps
 
 
@@ -288,7 +288,7 @@ class Lisa(SrlModel):
     def decode_scores(self, scores, features, constraints: bool = True):
         """Tag ids: ``srl_tags`` (and in the sentence layout ``predicate_flags``, ``pos``, and with
         syntax ``heads``/``dep_labels``), with a sense head ``senses``/``sense_sources`` (sentence layout:
-        [B, T], at the predicates' tokens); see :mod:`lisa_tf.predict` and :meth:`SrlModel.decode_frames`
+        [B, T], at the predicates' tokens); see :mod:`lisa_tf.labelling.batches` and :meth:`SrlModel.decode_frames`
         (``constraints``)."""
         lengths = tf.cast(features["length"], tf.int32)
         if self.layout == "predicate":

@@ -23,7 +23,7 @@ One example per sentence (layout ``"sentence"``), the project's preprocessor for
   column, trained with the parse.
 * **Loss**: arc + label + POS (+ UPOS) softmax cross-entropies, each averaged over the real tokens.
 
-Decoding (:mod:`lisa_tf.parse`) uses :func:`lisa_tf.decoding.mst.decode_tree` (Chu-Liu-Edmonds, NumPy)
+Decoding (:mod:`lisa_tf.labelling.parse`) uses :func:`lisa_tf.decoding.mst.decode_tree` (Chu-Liu-Edmonds, NumPy)
 on the arc log-probabilities, so every output is a tree with exactly one root and no cycle; the
 SavedModel export (:mod:`export.saved_model`) decodes in-graph with Eisner's projective algorithm
 (:meth:`DependencyParser.decode_scores` with ``tree=True``). Each token's label is the best label for
@@ -46,10 +46,10 @@ import tensorflow as tf
 from lisa_tf.decoding.eisner import eisner_heads
 from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
 from lisa_tf.layers.scalar_mix import ScalarMix
-from lisa_tf.losses import masked_cross_entropy, per_replica
 from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.base import SrlModel
 from lisa_tf.models.contextual import ContextualWordFeatures, mixed_word_vectors
+from lisa_tf.models.losses import masked_cross_entropy, per_replica
 
 #: Code points are hashed into this many character ids (0 = padding).
 CHAR_BUCKETS = 1024
@@ -268,7 +268,7 @@ class DependencyParser(SrlModel):
         """Ids in-graph: ``heads`` [B, T] (self-loop convention), ``dep_labels`` (the best label for
         the chosen head), ``pos`` and ``upos`` [B, T] (those the model has).
 
-        ``tree=False``: each token's best head (:mod:`lisa_tf.parse` replaces them with the maximum
+        ``tree=False``: each token's best head (:mod:`lisa_tf.labelling.parse` replaces them with the maximum
         spanning tree); ``tree=True``: the best projective tree with one root dependent
         (:func:`lisa_tf.decoding.eisner.eisner_heads`, in-graph, as the SavedModel export decodes).
         """

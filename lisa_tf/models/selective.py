@@ -77,9 +77,9 @@ import tensorflow as tf
 from lisa_tf.layers.dropout import Dropout
 from lisa_tf.layers.selective_connection import SelectiveConnection, SelectiveConnectionInitialState
 from lisa_tf.layers.sublayers import BiLSTMSum, ResidualNorm
-from lisa_tf.losses import masked_cross_entropy, per_replica
 from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.base import SrlModel
+from lisa_tf.models.losses import masked_cross_entropy, per_replica
 
 #: Allowed values of ``next_input``.
 NEXT_INPUTS = ("state", "module")

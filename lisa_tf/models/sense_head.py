@@ -20,7 +20,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from lisa_tf.losses import masked_cross_entropy
+from lisa_tf.models.losses import masked_cross_entropy
 
 
 @keras.saving.register_keras_serializable(package="lisa_tf")

@@ -16,9 +16,9 @@ from typing import Sequence
 
 import numpy as np
 
+from lisa_tf.models.runs import RunError, load_run
+from lisa_tf.models.weights import load_weights, save_weights
 from lisa_tf.training.checkpoints import step_files as step_weight_files
-from lisa_tf.runs import RunError, load_run
-from lisa_tf.weights import load_weights, save_weights
 
 
 def checkpoint_files(run_dir: str | pathlib.Path, last: int) -> list[pathlib.Path]:

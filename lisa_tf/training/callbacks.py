@@ -20,9 +20,9 @@ from typing import Callable
 
 import keras
 
-from lisa_tf.atomic_files import write_text
 from lisa_tf.training.checkpoints import interval_logs, save_weights_whole, step_files as step_weight_files
 from lisa_tf.training.curves import plot_curves, read_metrics
+from lisa_tf.util.atomic_files import write_text
 
 
 def _metrics_text(records: list[dict]) -> str:

@@ -38,8 +38,8 @@ import keras
 import numpy as np
 
 from data_pipeline.errors import UserError
-from lisa_tf.atomic_files import partial_file, write_text
-from lisa_tf.weights import load_weights, save_weights
+from lisa_tf.models.weights import load_weights, save_weights
+from lisa_tf.util.atomic_files import partial_file, write_text
 
 PREFIX, SUFFIX = "step-", ".weights.h5"
 KEEP = 2
@@ -74,7 +74,7 @@ def has_checkpoint(directory: str | os.PathLike) -> bool:
 
 
 def save_weights_whole(model: keras.Model, path: str | os.PathLike, attributes: Optional[dict] = None) -> None:
-    """:func:`lisa_tf.weights.save_weights` whole or not at all (written beside it, then renamed),
+    """:func:`lisa_tf.models.weights.save_weights` whole or not at all (written beside it, then renamed),
     with ``attributes`` set on the file's root (HDF5 attributes, which loading the weights ignores)."""
     with partial_file(path) as partial:
         save_weights(model, partial)

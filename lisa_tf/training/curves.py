@@ -7,7 +7,7 @@ import os
 import pathlib
 
 from data_pipeline.errors import DataFormatError
-from lisa_tf.atomic_files import partial_file
+from lisa_tf.util.atomic_files import partial_file
 
 
 def read_metrics(path: str | os.PathLike) -> list[dict]:

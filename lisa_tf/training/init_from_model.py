@@ -45,7 +45,7 @@ class InitModelError(UserError):
 
 def init_path(spec: str) -> pathlib.Path:
     """The model ``train.init`` names: a packaged model (or a shipped one's name), a run, a ``.keras`` file."""
-    from lisa_tf.packaging import model_path
+    from lisa_tf.packages.finding import model_path
 
     try:
         return model_path(spec, "srl", "train.init")
@@ -56,7 +56,7 @@ def init_path(spec: str) -> pathlib.Path:
 def recorded_config(path: pathlib.Path) -> Optional[pathlib.Path]:
     """The configuration a model was trained with: a package's ``assets/config.json``, a run's
     ``config.json``; None for a ``.keras`` file, which records none."""
-    from lisa_tf.packaging import PACKAGE_ASSETS, is_package
+    from lisa_tf.packages.finding import PACKAGE_ASSETS, is_package
 
     if is_package(path):
         return path / PACKAGE_ASSETS / "config.json"
@@ -75,8 +75,8 @@ def adaptation_overrides(path: pathlib.Path) -> list[str]:
 
 def load_init_model(path: pathlib.Path):
     """The trained model at ``path`` (float32), with its best weights when it is a run."""
-    from lisa_tf.packaging import KERAS_FILE, is_package
-    from lisa_tf.runs import load_model_file, load_run
+    from lisa_tf.models.runs import load_model_file, load_run
+    from lisa_tf.packages.finding import KERAS_FILE, is_package
 
     if is_package(path):
         return load_model_file(path / KERAS_FILE)
@@ -88,7 +88,7 @@ def load_init_model(path: pathlib.Path):
 def check_same_settings(config, path: pathlib.Path) -> None:
     """The run's ``model`` settings are the model's (those it records): else no weight has its place."""
     from lisa_tf.config import load_config
-    from lisa_tf.runs import model_differences
+    from lisa_tf.models.runs import model_differences
 
     recorded = recorded_config(path)
     if recorded is None:

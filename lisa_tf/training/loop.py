@@ -40,11 +40,11 @@ Progress is shown as steps of ``max_steps`` (:mod:`lisa_tf.training.progress`); 
 the run directory, the best dev F1 and its step, and the wall time.
 
 Run directory: ``model.keras`` (the whole model, written when it is built and again with the best
-weights when training ends; :mod:`lisa_tf.runs` loads it), ``config.json``, ``vocab/``,
+weights when training ends; :mod:`lisa_tf.models.runs` loads it), ``config.json``, ``vocab/``,
 ``checkpoints/``, ``best/``, ``metrics.jsonl``, ``curves.png``, ``logs/`` (TensorBoard), ``weights/``
 (latest per-evaluation weights), ``final.weights.h5`` and ``done.json`` when training ends. Nothing
 is written to it before the config has been checked and the data read, and every file is written
-beside its target and renamed into place (:mod:`lisa_tf.atomic_files`; TensorBoard's event files
+beside its target and renamed into place (:mod:`lisa_tf.util.atomic_files`; TensorBoard's event files
 excepted): a kill leaves the old file or the new one, never a part.
 """
 from __future__ import annotations
@@ -66,22 +66,23 @@ from data_pipeline.vocab import Vocabularies, predicate_bio_tags
 from data_pipeline.splits import read_split
 
 from lisa_tf.config import ConfigError, ExperimentConfig, validate_config
-from lisa_tf.training import init_from_model
 from lisa_tf.decoding.sense_choice import lexicon_for_run
 from lisa_tf.decoding.viterbi import start_log_probs, transition_log_probs
-from lisa_tf.models import DependencyParser, build_model
+from lisa_tf.evaluation.parse_eval import parse_scores
 from lisa_tf.evaluation.srl_eval import score
-from lisa_tf.parse import parse_scores, parse_sentences
-from lisa_tf.predict import predict_sentences
-from lisa_tf.atomic_files import partial_directory, write_text
-from lisa_tf.runs import DONE_FILE, MODEL_FILE, check_same_model, read_done, save_model, weights_file
+from lisa_tf.labelling.batches import predict_sentences
+from lisa_tf.labelling.parse import parse_sentences
+from lisa_tf.models import DependencyParser, build_model
+from lisa_tf.models.runs import DONE_FILE, MODEL_FILE, check_same_model, read_done, save_model, weights_file
+from lisa_tf.models.weights import frozen_parts
+from lisa_tf.training import init_from_model
 from lisa_tf.training.callbacks import DevEvaluation, StepLimit, TimeBudget
 from lisa_tf.training.checkpoints import IntervalCheckpoint, has_checkpoint, restore_checkpoint, save_weights_whole
 from lisa_tf.training.optimizers import encoder_learning_rate_scales, make_optimizer
 from lisa_tf.training.precision import set_policy
 from lisa_tf.training.progress import StepProgress, duration
 from lisa_tf.training.strategy import is_chief, make_strategy
-from lisa_tf.weights import frozen_parts
+from lisa_tf.util.atomic_files import partial_directory, write_text
 
 
 def build_vocabularies(config: ExperimentConfig, train_sentences, run_dir: pathlib.Path,
@@ -110,7 +111,7 @@ def embedding_matrix(config: ExperimentConfig, vocabs: Vocabularies) -> Optional
 
 def dev_evaluation(model, dev_sentences, vocabs: Vocabularies, token_budget: int) -> Callable[[], dict]:
     """The dev scorer of the model's task: srl-eval for the SRL models; for the dependency parser
-    labelled attachment (:func:`lisa_tf.parse.parse_scores`: ``f1`` = LAS, plus ``uas``, ``pos``)."""
+    labelled attachment (:func:`lisa_tf.evaluation.parse_eval.parse_scores`: ``f1`` = LAS, plus ``uas``, ``pos``)."""
     if isinstance(model, DependencyParser):
         return lambda: parse_scores(dev_sentences, parse_sentences(model, dev_sentences, token_budget))
     return lambda: score(dev_sentences, predict_sentences(model, dev_sentences, vocabs, token_budget=token_budget))
@@ -162,7 +163,7 @@ def _encoder_lengths(model, sentences) -> Optional[list[int]]:
     (batches are bounded by it: the encoder's activations kept for the gradient grow with pieces,
     and a batch of many one-word sentences with long pieces would otherwise hold gigabytes);
     None (token counts) otherwise."""
-    from lisa_tf.weights import fine_tuned_parts
+    from lisa_tf.models.weights import fine_tuned_parts
 
     encoders = fine_tuned_parts(model)
     if not encoders:

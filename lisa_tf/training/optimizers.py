@@ -61,7 +61,7 @@ def learning_rate(config: TrainConfig):
 def encoder_learning_rate_scales(model: keras.Model, config: TrainConfig) -> dict:
     """``{variable path: multiplier}`` for the fine-tuned contextual encoders in ``model`` (none when
     frozen): ``train.encoder_learning_rate_scale`` with ``train.layer_decay`` per block below the top."""
-    from lisa_tf.weights import fine_tuned_parts  # the models import this module's schedule
+    from lisa_tf.models.weights import fine_tuned_parts  # the models import this module's schedule
 
     scales = {}
     for layer in fine_tuned_parts(model):

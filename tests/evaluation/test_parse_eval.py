@@ -10,6 +10,7 @@ from lisa_tf.evaluation.parse_eval import (
     attachment_scores,
     evaluate_parsing,
     is_punctuation,
+    parse_scores,
     pos_accuracy,
     predicate_detection,
 )
@@ -107,7 +108,6 @@ def test_trees_without_labels_print_las_not_applicable(reader, text, tmp_path):
 
     from data_pipeline.readers import conllu, lisa_columns
     from lisa_tf.evaluation.runs import metrics_markdown
-    from lisa_tf.parse import parse_scores
 
     path = tmp_path / "data.txt"
     if text is None:

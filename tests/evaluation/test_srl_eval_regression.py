@@ -13,8 +13,8 @@ import pytest
 from data_pipeline.column_file import read_blocks
 from data_pipeline.sentence import Predicate, Sentence
 from data_pipeline.spans import brackets_to_spans
-from lisa_tf import cli
 from lisa_tf.evaluation import srl_eval
+from lisa_tf_cli.main import main
 
 from tests.conftest import FIXTURES, shared_path
 
@@ -122,12 +122,12 @@ def test_swap_equals_single_run_when_predicates_are_gold():
 
 def test_command_prints_the_report(capsys):
     gold, predicted = paths("single", "dev")
-    assert cli.main(["srl-eval", str(gold), str(predicted)]) == 0
+    assert main(["srl-eval", str(gold), str(predicted)]) == 0
     out = capsys.readouterr().out
     assert out == srl_eval.evaluate(gold, predicted, warn=None).report()
     assert "   Overall     6975    1469    1371    82.60   83.57   83.09" in out.splitlines()
 
-    assert cli.main(["srl-eval", "--swap", str(gold), str(predicted)]) == 0
+    assert main(["srl-eval", "--swap", str(gold), str(predicted)]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last == "      Swap    82.60   83.57   83.09"
 
@@ -135,7 +135,7 @@ def test_command_prints_the_report(capsys):
 def test_command_reports_misaligned_files_as_one_line(capsys):
     gold, _ = paths("single", "wsj")
     _, predicted = paths("single", "brown")
-    assert cli.main(["srl-eval", str(gold), str(predicted)]) == 2
+    assert main(["srl-eval", str(gold), str(predicted)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "do not align" in err and "conll05.brown.result.gz" in err
 

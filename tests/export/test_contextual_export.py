@@ -17,8 +17,8 @@ from data_pipeline.vocab import Vocabularies
 from export.model_versions import TF_TEXT_OPS
 from export.saved_model import export_model
 from lisa_tf.config import load_config
+from lisa_tf.labelling.batches import predict_sentences
 from lisa_tf.models import build_model
-from lisa_tf.predict import predict_sentences
 from tests.conftest import ROOT
 from tests.models.conftest import EWT, tiny_overrides
 from tests.models.test_lisa import TINY_LISA

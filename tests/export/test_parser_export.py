@@ -1,5 +1,5 @@
 """The dependency parser's export: its three signatures give well-formed trees (Eisner, in-graph) that
-equal the NumPy path's (``lisa_tf.parse``, Chu-Liu-Edmonds) wherever that tree is projective, with the
+equal the NumPy path's (``lisa_tf.labelling.parse``, Chu-Liu-Edmonds) wherever that tree is projective, with the
 same labels and POS; the REST server serves it, and ``python -m lisa_tf parse`` reads it."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import tensorflow as tf
 from data_pipeline.readers.conllu import read_conllu
 from data_pipeline.sentence import Sentence
 from data_pipeline.tokenizer import tokenize
-from lisa_tf.cli import main
 from lisa_tf.config import load_config
 from lisa_tf.decoding.mst import is_tree
-from lisa_tf.parse import parse_sentences
-from lisa_tf.runs import load_run
+from lisa_tf.labelling.parse import parse_sentences
+from lisa_tf.models.runs import load_run
 from lisa_tf.training.loop import train
+from lisa_tf_cli.main import main
 from tests.decoding.test_eisner import is_projective
 from tests.models.conftest import EWT, parser_overrides
 
@@ -170,7 +170,7 @@ def test_parse_command_refuses_other_exports_and_greedy(parser_export, tiny_mode
 def test_predict_names_the_parse_command(parser_export):
     """``lisa_tf.load`` (``predict``) labels semantic roles: a parser run or export is refused by name."""
     import lisa_tf
-    from lisa_tf.predictor import ParserModelError
+    from lisa_tf.labelling.predictor import ParserModelError
 
     _, export, _ = parser_export
     for path in (export, export.parent.parent / "run"):

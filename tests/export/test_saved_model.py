@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from data_pipeline.spans import bio_to_spans
-from lisa_tf.predict import predict_sentences
 from data_pipeline.splits import read_split
-from lisa_tf.runs import load_run, load_run_config
+from lisa_tf.labelling.batches import predict_sentences
+from lisa_tf.models.runs import load_run, load_run_config
 
 FRESH = r'''
 import json, sys
@@ -180,7 +180,7 @@ def test_exports_with_a_predicate_identifier_find_predicates_themselves(deepatt_
     ``serving_default`` labels it when given; ``text`` answers in the predictor's spans."""
     import tensorflow as tf
 
-    from lisa_tf.predict import identify_predicates
+    from lisa_tf.labelling.batches import identify_predicates
     from tests.export.text_answers import text_signature_agrees_with_predictor
 
     config = load_run_config(deepatt_run)

@@ -9,9 +9,9 @@ import pytest
 import tensorflow as tf
 
 from data_pipeline.spans import bio_to_spans
-from lisa_tf.predict import predict_sentences
 from data_pipeline.splits import read_split
-from lisa_tf.runs import load_run, load_run_config
+from lisa_tf.labelling.batches import predict_sentences
+from lisa_tf.models.runs import load_run, load_run_config
 from tests.export.text_answers import text_signature_agrees_with_predictor
 
 

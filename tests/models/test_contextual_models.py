@@ -16,7 +16,7 @@ from data_pipeline.splits import read_split
 from data_pipeline.vocab import Vocabularies
 from lisa_tf.config import ConfigError, ModelConfig, config_from_dict, load_config, validate_config
 from lisa_tf.models import build_model
-from lisa_tf.runs import save_model
+from lisa_tf.models.runs import save_model
 from tests.models.conftest import EWT, tiny_overrides
 from tests.models.test_lisa import TINY_LISA
 
@@ -108,7 +108,7 @@ def test_weight_files_leave_out_the_frozen_encoder_and_load_back(tmp_path):
     as does loading a file written with the encoder (by ``model.save_weights``, as older runs did)."""
     import h5py
 
-    from lisa_tf.weights import frozen_parts, load_weights, save_weights
+    from lisa_tf.models.weights import frozen_parts, load_weights, save_weights
 
     model, batch = tiny_model("deepatt")
     expected = np.asarray(model.predict_scores(batch)["srl_probs"])

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from data_pipeline.dataset import make_dataset
-from lisa_tf.predict import decode_batch, predict_sentences
 from data_pipeline.splits import read_split
 from lisa_tf.evaluation.runs import evaluate_runs
-from lisa_tf.runs import load_run, load_run_config
+from lisa_tf.labelling.batches import decode_batch, predict_sentences
+from lisa_tf.models.runs import load_run, load_run_config
 from tests.models.conftest import EWT
 
 

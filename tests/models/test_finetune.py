@@ -56,7 +56,7 @@ def test_a_trainable_encoder_trains_its_blocks_at_decaying_rates_and_keeps_its_e
 
 
 def test_fine_tuning_trains_the_encoder_in_the_step_and_saves_it(tmp_path):
-    from lisa_tf.runs import load_run
+    from lisa_tf.models.runs import load_run
     from lisa_tf.training.loop import train
 
     overrides = tiny_overrides(**{**TINY_LISA, "model.contextual": "minilm", "model.contextual_trainable": "true",

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from data_pipeline.readers.conllu import read_conllu
-from lisa_tf.cli import main
 from lisa_tf.config import load_config
 from lisa_tf.decoding.mst import is_tree
-from lisa_tf.parse import conllu_lines, parse_scores, parse_sentences
-from lisa_tf.runs import load_run
+from lisa_tf.evaluation.parse_eval import parse_scores
+from lisa_tf.labelling.parse import conllu_lines, parse_sentences
+from lisa_tf.models.runs import load_run
 from lisa_tf.training.loop import train
+from lisa_tf_cli.main import main
 from tests.models.conftest import EWT, parser_overrides
 
 SENTENCES = 20

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import lisa_tf
 from data_pipeline.sentence import Predicate
 from data_pipeline.splits import read_split
+from data_pipeline.vocab import Vocabularies
+import lisa_tf
 from lisa_tf.config import load_config
 from lisa_tf.evaluation.runs import evaluate_runs
+from lisa_tf.labelling.batches import identify_predicates, predict_sentences
+from lisa_tf.labelling.predictor import PredictionInputError, Predictor
 from lisa_tf.models import PredicateIdentifier, SrlBackbone, build_model
-from lisa_tf.predict import identify_predicates, predict_sentences
-from lisa_tf.predictor import PredictionInputError, Predictor
-from lisa_tf.runs import load_run, load_run_config
-from data_pipeline.vocab import Vocabularies
+from lisa_tf.models.runs import load_run, load_run_config
 from tests.models.conftest import tiny_overrides
 
 

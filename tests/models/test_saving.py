@@ -15,9 +15,9 @@ import pytest
 from data_pipeline.splits import read_split
 from data_pipeline.vocab import Vocabularies
 from lisa_tf.config import load_config
+from lisa_tf.labelling.batches import predict_sentences
 from lisa_tf.models import SrlBackbone, SrlPreprocessor, build_model
-from lisa_tf.predict import predict_sentences
-from lisa_tf.runs import save_model
+from lisa_tf.models.runs import save_model
 from tests.conftest import ROOT
 from tests.models.conftest import tiny_overrides
 from tests.models.test_lisa import TINY_LISA
@@ -25,9 +25,9 @@ from tests.models.test_lisa import TINY_LISA
 FRESH = r'''
 import json, sys
 import keras
-import lisa_tf  # registers the models with keras.saving
 from data_pipeline.splits import read_split
-from lisa_tf.predict import predict_sentences
+import lisa_tf  # registers the models with keras.saving
+from lisa_tf.labelling.batches import predict_sentences
 path, data, fmt, parse = sys.argv[1:5]
 model = keras.saving.load_model(path)
 sentences = read_split(data, fmt, parse or None, 12)

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
+from lisa_tf.models.runs import RunError, load_run
 from lisa_tf.training.averaging import average_weights, checkpoint_files
-from lisa_tf.runs import RunError, load_run
 from tests.conftest import ROOT
 
 
@@ -47,7 +47,7 @@ def test_command_writes_weights_that_evaluate_reads(deepatt_pair, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "averaged 2 checkpoints" in done.stdout
     from lisa_tf.evaluation.runs import evaluate_runs
-    from lisa_tf.runs import load_run_config
+    from lisa_tf.models.runs import load_run_config
 
     data = load_run_config(run).data
     metrics = evaluate_runs([str(run)], data.dev, weights=str(out), limit=20)

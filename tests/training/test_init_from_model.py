@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from data_pipeline.vocab import Vocabularies
-from lisa_tf.cli import main
-from lisa_tf.runs import load_run, load_run_config
+from lisa_tf.models.runs import load_run, load_run_config
+from lisa_tf_cli.main import main
 from tests.conftest import DATA
 
 
@@ -97,8 +97,8 @@ def test_the_starting_model_is_scored_as_step_0_and_kept_when_training_does_not_
 def test_init_without_data_dev_says_whose_dev_data_picks_the_best_weights(tmp_path, capsys):
     """``train --init srl`` without ``data.dev`` keeps the shipped model's dev set (web text): a line
     names that file and how to give one's own; with ``data.dev=FILE`` no such line."""
-    from lisa_tf.commands.train import checked_config
-    from lisa_tf.packaging import DEFAULT_SRL
+    from lisa_tf.packages.finding import DEFAULT_SRL
+    from lisa_tf_cli.commands.train import checked_config
 
     mine = DATA / "propbank-ewt" / "test.gold_conll.gz"
     config = checked_config(None, [f"data.train={mine}"], tmp_path / "a", init=str(DEFAULT_SRL))

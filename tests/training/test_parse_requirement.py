@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 
 from data_pipeline.splits import read_split
-from lisa_tf.cli import main
+from lisa_tf_cli.main import main
 from tests.conftest import DATA, ROOT
 from tests.models.conftest import tiny_overrides
 from tests.models.test_lisa import TINY_LISA

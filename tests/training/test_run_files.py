@@ -11,8 +11,8 @@ import os
 import pathlib
 import sys
 
-from lisa_tf.atomic_files import PARTIAL
 from lisa_tf.training import loop
+from lisa_tf.util.atomic_files import PARTIAL
 from tests.test_cli_errors import one_error
 from tests.training.conftest import quick_config
 

@@ -19,7 +19,7 @@ Spark, Dataflow): Beam spreads the blocks over workers, retries what fails and c
   are numbered in (file, offset) order: block ``S`` of ``N`` is shard ``S`` of ``N``.
 - **LabelBlock** reads its block's lines as ``predict --input`` does (one paragraph, or
   ``tokenized``, one sentence of space-separated tokens, per line), labels them with
-  :func:`lisa_tf.predictor.label_units` (the loop ``predict --input`` runs: chunks of lines split and
+  :func:`lisa_tf.labelling.predictor.label_units` (the loop ``predict --input`` runs: chunks of lines split and
   tokenised by a thread while the model labels the chunk before) and writes each record as it comes:
   the ``predict --format jsonl`` record with its ``"source"`` file, in (line, sentence) order. The
   model is loaded once per worker process (a shipped model, a ``.keras`` file, a run or an export:
@@ -57,7 +57,7 @@ import sys
 import time
 from typing import NamedTuple, Optional
 
-from lisa_tf.native_logs import BEAM_IMPORT_NOISE
+from lisa_tf.util.native_logs import BEAM_IMPORT_NOISE
 
 
 class _BeamNoise(logging.Filter):
@@ -83,7 +83,7 @@ COUNTERS = ("documents", "earlier_output", "lines", "empty", "sentences", "token
 BINARY_PROBE = 8192
 #: Bytes of text per block (a shard) unless the command says otherwise.
 BLOCK_BYTES = 1 << 20
-#: Lines per model call (chunks of :func:`lisa_tf.predictor.label_units`), as ``predict``.
+#: Lines per model call (chunks of :func:`lisa_tf.labelling.predictor.label_units`), as ``predict``.
 CHUNK = 256
 #: Bytes per read while planning blocks.
 READ = 1 << 20
@@ -231,8 +231,8 @@ class LabelBlock(beam.DoFn):
         self.counters = {name: Metrics.counter(NAMESPACE, name) for name in COUNTERS}
 
     def _load(self):
-        from lisa_tf.native_logs import import_tensorflow
-        from lisa_tf.predictor import load
+        from lisa_tf.labelling.predictor import load
+        from lisa_tf.util.native_logs import import_tensorflow
 
         import_tensorflow()
         return load(self.model, token_budget=self.token_budget, max_sentence_tokens=self.max_sentence_tokens,
@@ -264,7 +264,7 @@ class LabelBlock(beam.DoFn):
                 yield block.source, unit, None, skipped, line
 
     def process(self, block: Block):
-        from lisa_tf.predictor import label_units
+        from lisa_tf.labelling.predictor import label_units
 
         records_path = shard_path(self.prefix, block.number, block.shards)
         dead_path = shard_path(f"{self.prefix}-{DEAD}", block.number, block.shards)

@@ -22,7 +22,7 @@ def add_arguments(parser):
 
 def run(args) -> int:
     """A wrong data layout raises ``DatasetLayoutError`` (reported by the CLI as one line, exit 2)."""
-    from lisa_tf.experiments import run_experiments
+    from lisa_tf_cli.experiments import run_experiments
 
     run_experiments(args.dataset, args.data_dir, args.parse_dir, args.quick, args.out, args.all, args.models,
                     args.contextual, args.set)

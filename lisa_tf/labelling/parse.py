@@ -6,7 +6,8 @@ every (dependent, head) pair in-graph, and decodes each sentence on the CPU with
 label for its chosen head. :func:`parse_with_export` parses with a parser's SavedModel export instead
 (:mod:`export.saved_model`: Eisner's projective trees, decoded in-graph). :func:`conllu_lines` writes
 the result in CoNLL-U, which is what LISA takes with ``--parse`` (only the HEAD column matters there).
-:func:`parse_scores` gives the dev scores the training loop records for a parser run.
+The dev scores the training loop records for a parser run are
+:func:`lisa_tf.evaluation.parse_eval.parse_scores`'s.
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ import tensorflow as tf
 from data_pipeline.dataset import inference_batches
 from data_pipeline.sentence import Sentence
 
-from lisa_tf.compiled import compiled
 from lisa_tf.decoding.mst import decode_tree, self_loop_scores
-from lisa_tf.evaluation.parse_eval import attachment_scores, pos_accuracy
+from lisa_tf.labelling.compiled import compiled
 
 
 #: What the parser reads of a batch (the rest stays out of the traced function's signature), and the
@@ -33,7 +33,7 @@ _FEATURES = ("tokens", "word_ids", "token_mask", "length")
 
 def _parser_scores(models: Sequence, batch: dict) -> dict:
     """The parser's scores of a batch as read (featurised by its preprocessor first), compiled once
-    per model (:mod:`lisa_tf.compiled`: eager Keras runs the LSTM step by step in Python)."""
+    per model (:mod:`lisa_tf.labelling.compiled`: eager Keras runs the LSTM step by step in Python)."""
     features = models[0].preprocessor(batch)
     return models[0].predict_scores({name: features[name] for name in _FEATURES})
 
@@ -119,20 +119,3 @@ def conllu_lines(sentences: Iterable[Sentence]) -> Iterable[str]:
         for i, word in enumerate(sentence.words):
             yield f"{i + 1}\t{word}\t_\t{upos[i]}\t{pos[i]}\t_\t{heads[i]}\t{labels[i]}\t_\t_"
         yield ""
-
-
-def parse_scores(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> dict:
-    """Dev scores of a parser run, in the keys the training loop records: ``uas``, ``las``, ``pos`` and
-    ``upos`` (percent, punctuation excluded from UAS/LAS; a tag accuracy when both sides have the
-    tags; LAS ``None`` when a side has no labels), and ``precision`` = ``recall`` = ``f1`` = LAS — with
-    exactly one head per token, labelled-arc precision and recall both equal LAS — so the best dev
-    weights are those of the best LAS (of UAS without labels)."""
-    labelled = all(s.dep_labels is not None for s in gold) and all(s.dep_labels is not None for s in predicted)
-    attachment = attachment_scores(gold, predicted, labelled=labelled)
-    scores = {"uas": attachment.uas, "las": attachment.las if labelled else None}  # None: no labels to score
-    for layer in ("pos", "upos"):
-        if all(getattr(s, layer) is not None for s in [*gold, *predicted]):
-            scores[layer] = pos_accuracy(gold, predicted, layer).accuracy
-    main = attachment.las if labelled else attachment.uas
-    scores.update(precision=main, recall=main, f1=main)
-    return scores

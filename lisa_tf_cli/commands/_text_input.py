@@ -1,6 +1,6 @@
 """What the text-reading commands (``predict``, ``parse``, ``label-corpus``) share: flag types (lines are
 read by :func:`data_pipeline.text_lines.text_lines`), and the checks of their paths that run before
-TensorFlow is imported (``check(args)`` of a command: :func:`lisa_tf.cli.main`), so a mistyped path is
+TensorFlow is imported (``check(args)`` of a command: :func:`lisa_tf_cli.main.main`), so a mistyped path is
 reported at once rather than after the model has loaded."""
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def check_model(model: Optional[str], kind: str = "srl") -> pathlib.Path:
     """The model a ``[MODEL]`` argument or ``--model`` names (None: the shipped one of ``kind``), once it
     is known to be a packaged model, a ``.keras`` file, a run directory or a SavedModel export: else a
     UserError naming the path, or the shipped models when it is no name of theirs."""
-    from lisa_tf.export_cache import latest_version
-    from lisa_tf.packaging import KERAS_FILE, is_package, model_path
+    from lisa_tf.packages.export_cache import latest_version
+    from lisa_tf.packages.finding import KERAS_FILE, is_package, model_path
 
     try:
         path = model_path(model, kind)

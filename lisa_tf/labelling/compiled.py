@@ -12,7 +12,7 @@ The function holds its models through weak references: the cache never keeps a m
 
 Example:
 
->>> from lisa_tf.predict import decode_batch
+>>> from lisa_tf.labelling.batches import decode_batch
 >>> # decode = compiled(decode_batch, [model], inject_parse=False); decode(batch)["srl_tags"]
 """
 

@@ -36,8 +36,8 @@ def check(args) -> None:
 
     from data_pipeline.errors import UserError
     from data_pipeline.readers import FORMATS
-    from lisa_tf.atomic_files import check_writable
-    from lisa_tf.commands._text_input import check_model, check_readable
+    from lisa_tf.util.atomic_files import check_writable
+    from lisa_tf_cli.commands._text_input import check_model, check_readable
 
     if args.model is not None:
         try:
@@ -67,8 +67,8 @@ def run(args) -> int:
     import json
     import sys
 
-    from lisa_tf.atomic_files import write_text
     from lisa_tf.evaluation.runs import evaluate_model, evaluate_runs, metrics_markdown
+    from lisa_tf.util.atomic_files import write_text
 
     check(args)
     options = dict(data_format=args.format, parse=args.parse, gold_parse=args.gold_parse, data_parse=args.data_parse,

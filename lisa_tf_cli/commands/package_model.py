@@ -1,10 +1,10 @@
-"""``python -m lisa_tf package-model``: the shipped models and their model cards (:mod:`lisa_tf.packaging`)."""
+"""``python -m lisa_tf package-model``: the shipped models and their model cards (:mod:`lisa_tf.packages.writing`)."""
 
 HELP = "package an experiment's SRL model and D&M parser into models/ with their model cards"
 
 
 def add_arguments(parser):
-    from lisa_tf.packaging import ROOT, SHIPPED
+    from lisa_tf.packages.finding import ROOT, SHIPPED
 
     parser.add_argument("--results", default=str(ROOT / "results" / "open"),
                         help="output directory of ./run_experiments.sh open (default results/open)")
@@ -26,7 +26,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from lisa_tf.packaging import package_models, update_card
+    from lisa_tf.packages.writing import package_models, update_card
 
     if args.update_card is not None:
         card = update_card(args.update_card, args.parser_name)

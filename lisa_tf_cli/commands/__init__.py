@@ -6,5 +6,5 @@ A command module named ``srl_eval.py`` is the command ``srl-eval``. It defines `
 is imported: it checks what can be checked without it (paths, model names, formats) and raises
 :class:`~data_pipeline.errors.UserError`, so a mistake is reported in a fraction of a second. A command that never imports TensorFlow says so with
 ``TENSORFLOW = False``; for the others the command line imports it first, without its start-up noise
-(:mod:`lisa_tf.native_logs`).
+(:mod:`lisa_tf.util.native_logs`).
 """

@@ -23,9 +23,9 @@ def run(args) -> int:
     import sys
 
     from export.saved_model import check_export_dir, export_package, export_run
-    from lisa_tf.frame_meanings import check_frames
-    from lisa_tf.packaging import PackagingError, is_package, model_path
-    from lisa_tf.runs import UNTRAINED, RunError, has_trained_weights, require_run
+    from lisa_tf.decoding.frame_meanings import check_frames
+    from lisa_tf.models.runs import UNTRAINED, RunError, has_trained_weights, require_run
+    from lisa_tf.packages.finding import PackagingError, is_package, model_path
 
     check_frames(args.frames, "--frames")
 

@@ -311,9 +311,9 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
 def _syntax_heatmap(run_dir: pathlib.Path, dataset: Dataset, png: pathlib.Path) -> None:
     """LISA's syntax head on one dev sentence, against the gold parse."""
     from data_pipeline.dataset import make_dataset
-    from lisa_tf.evaluation.plots import plot_attention_heatmap
     from data_pipeline.splits import read_split
-    from lisa_tf.runs import load_run, load_run_config
+    from lisa_tf.evaluation.plots import plot_attention_heatmap
+    from lisa_tf.models.runs import load_run, load_run_config
 
     model, config = load_run(run_dir), load_run_config(run_dir)
     sentences = [s for s in read_split(dataset.dev, config.data.format, None, 200) if 8 <= len(s) <= 16 and s.heads][:1]
@@ -334,8 +334,9 @@ def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, p
     against the split's gold trees, punctuation excluded, with the parsing time) and the parse file of
     each split."""
     from data_pipeline.splits import read_split
-    from lisa_tf.parse import conllu_lines, parse_scores, parse_sentences
-    from lisa_tf.runs import load_run
+    from lisa_tf.evaluation.parse_eval import parse_scores
+    from lisa_tf.labelling.parse import conllu_lines, parse_sentences
+    from lisa_tf.models.runs import load_run
     from lisa_tf.training.loop import train
 
     config, source = planned

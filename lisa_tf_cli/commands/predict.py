@@ -15,7 +15,7 @@ INTERMIXED = "text"
 from data_pipeline.errors import UserError  # noqa: E402  (pure Python: keeps --help fast)
 from data_pipeline.predicate_kinds import NO_POS_TAGS  # noqa: E402
 from data_pipeline.text_lines import text_lines  # noqa: E402
-from lisa_tf.commands._text_input import (check_creatable, check_model, check_readable,  # noqa: E402
+from lisa_tf_cli.commands._text_input import (check_creatable, check_model, check_readable,  # noqa: E402
                                           positive_int)
 
 
@@ -127,7 +127,7 @@ def check(args) -> None:
     check_readable(args.input, "--input")
     check_readable(args.parse, "--parse")
     check_creatable(args.out, "--out")
-    from lisa_tf.frame_meanings import check_frames
+    from lisa_tf.decoding.frame_meanings import check_frames
 
     check_frames(args.frames, "--frames")
 
@@ -135,12 +135,12 @@ def check(args) -> None:
 def _export_cache(model) -> None:
     """A packaged model is labelled through its SavedModel export, which starts without Keras or
     tracing: built into the cache on the first ``predict`` (or ``serve``), reused from then on
-    (:mod:`lisa_tf.export_cache`). A cache that cannot be written leaves the ``.keras`` model to label,
+    (:mod:`lisa_tf.packages.export_cache`). A cache that cannot be written leaves the ``.keras`` model to label,
     with a warning."""
     import sys
 
-    from lisa_tf.export_cache import ExportCacheError
-    from lisa_tf.packaging import is_package
+    from lisa_tf.packages.export_cache import ExportCacheError
+    from lisa_tf.packages.finding import is_package
 
     if not is_package(model):
         return
@@ -166,7 +166,7 @@ def _write(result, fmt, out):
     from data_pipeline.props_writer import props_lines
     from data_pipeline.readers.conll12 import gold_conll_lines
     from data_pipeline.sentence import Predicate, Sentence, Span
-    from lisa_tf.frame_meanings import heading
+    from lisa_tf.decoding.frame_meanings import heading
 
     if fmt == "jsonl":
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
@@ -233,8 +233,8 @@ def run(args) -> int:
     import sys
     import time
 
-    from lisa_tf.native_logs import stderr_is_terminal
-    from lisa_tf.predictor import label_units, load
+    from lisa_tf.labelling.predictor import label_units, load
+    from lisa_tf.util.native_logs import stderr_is_terminal
 
     check(args)
     if args.constraints:  # the export decodes with the constraints; without them the .keras model labels

@@ -4,18 +4,18 @@ Runs locally (``--runner DirectRunner``, the default; ``--direct_num_workers 2
 --direct_running_mode multi_processing`` for two worker processes) or on a cluster with Beam's own
 flags (``--runner FlinkRunner --flink_master HOST:PORT``, ``--runner DataflowRunner --project P
 --region R --temp_location gs://…``): every option this command does not define is a Beam pipeline
-option. The steps, outputs and counters: :mod:`lisa_tf.corpus_labelling`.
+option. The steps, outputs and counters: :mod:`lisa_tf.labelling.corpus`.
 """
 
 HELP = "label text files of any size with an Apache Beam pipeline: sharded JSONL frames and dead letters"
 #: Options this command does not define are Beam's pipeline options.
 PASSTHROUGH = "pipeline_args"
-#: The model is loaded by the workers (lisa_tf.corpus_labelling.LabelBlock), which import TensorFlow
+#: The model is loaded by the workers (lisa_tf.labelling.corpus.LabelBlock), which import TensorFlow
 #: themselves: the command's own checks come first, in seconds.
 TENSORFLOW = False
 
 from data_pipeline.errors import UserError  # noqa: E402
-from lisa_tf.commands._text_input import positive_int  # noqa: E402
+from lisa_tf_cli.commands._text_input import positive_int  # noqa: E402
 
 
 def add_arguments(parser):
@@ -87,15 +87,15 @@ def run(args) -> int:
     import time
 
     check_output(args.output)
-    from lisa_tf.frame_meanings import check_frames
+    from lisa_tf.decoding.frame_meanings import check_frames
 
     frames = check_frames(args.frames, "--frames")
     from data_pipeline.input_limits import model_max_tokens_per_sentence
     # first: it quiets Beam's import-time warnings
-    from lisa_tf.corpus_labelling import (COUNTERS, FileSystems, LabelBlock, beam, build_pipeline, counter_values,
+    from lisa_tf.labelling.corpus import (COUNTERS, FileSystems, LabelBlock, beam, build_pipeline, counter_values,
                                           is_output, shard_path)
-    from lisa_tf.native_logs import BEAM_WORKER_NOISE, filtered_stderr
-    from lisa_tf.packaging import model_path
+    from lisa_tf.packages.finding import model_path
+    from lisa_tf.util.native_logs import BEAM_WORKER_NOISE, filtered_stderr
 
     try:
         model = model_path(args.model, "srl")

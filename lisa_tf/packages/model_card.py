@@ -1,4 +1,4 @@
-"""``MODEL_CARD.md`` of a packaged model, rendered from its ``card.json`` (:mod:`lisa_tf.packaging`).
+"""``MODEL_CARD.md`` of a packaged model, rendered from its ``card.json`` (:mod:`lisa_tf.packages.writing`).
 
 Every figure comes from the card, which the packaging command fills from the run's files and the
 experiment's evaluations; nothing here is a number of its own. Layout after Mitchell et al. (2019),

@@ -1,6 +1,6 @@
 """Command-line entry point: ``python -m lisa_tf <command> [options]``.
 
-Commands are discovered from :mod:`lisa_tf.commands` (see its docstring), so adding a command is
+Commands are discovered from :mod:`lisa_tf_cli.commands` (see its docstring), so adding a command is
 adding one module.
 """
 
@@ -14,8 +14,8 @@ from typing import Optional, Sequence
 
 from data_pipeline.errors import UserError
 
-from lisa_tf import commands as _commands
-from lisa_tf.native_logs import ONEDNN_NOTE, filtered_stderr, import_tensorflow
+from lisa_tf.util.native_logs import ONEDNN_NOTE, filtered_stderr, import_tensorflow
+from lisa_tf_cli import commands as _commands
 
 
 def _command_modules() -> dict[str, str]:
@@ -68,7 +68,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             args._check(args)
         if not args._tensorflow:
             return int(args._run(args) or 0)
-        # oneDNN's error-level note, logged by the first int32 graph, is not shown (lisa_tf.native_logs)
+        # oneDNN's error-level note, logged by the first int32 graph, is not shown (lisa_tf.util.native_logs)
         with filtered_stderr(ONEDNN_NOTE):
             import_tensorflow()
             return int(args._run(args) or 0)

@@ -21,12 +21,12 @@ from typing import Optional
 
 import keras
 
-import lisa_tf.models  # noqa: F401  (registers the model classes that load_model reads)
 from data_pipeline.errors import UserError
-from lisa_tf.atomic_files import partial_file
 from lisa_tf.config import ExperimentConfig, config_from_dict
-from lisa_tf.packaging import KERAS_FILE as MODEL_FILE  # noqa: F401  (a run keeps its model as a package does)
-from lisa_tf.weights import load_weights
+import lisa_tf.models  # noqa: F401  (registers the model classes that load_model reads)
+from lisa_tf.util.atomic_files import partial_file
+from lisa_tf.packages.finding import KERAS_FILE as MODEL_FILE  # noqa: F401  (a run keeps its model as a package does)
+from lisa_tf.models.weights import load_weights
 
 #: the summary training writes when it ends (its presence marks the run as finished)
 DONE_FILE = "done.json"
@@ -128,7 +128,7 @@ def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None
     """Write ``model`` as a ``.keras`` file without its optimiser: a fresh copy of the model with its
     weights (or those of the ``weights`` file), so the file holds the model alone, whatever it was
     compiled with, and the model itself is left as it is. ``float16_weights``: store the weights in
-    16 bits, half the file (:mod:`lisa_tf.storage_precision`); they load as float32."""
+    16 bits, half the file (:mod:`lisa_tf.packages.storage_precision`); they load as float32."""
     path = pathlib.Path(path)
     copy = type(model).from_config(model.get_config())
     copy.build_from_batch()
@@ -139,7 +139,7 @@ def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None
     with partial_file(path) as partial:  # whole or not at all: a killed write leaves the old file
         copy.save(partial)
         if float16_weights:
-            from lisa_tf.storage_precision import store_weights_in_float16
+            from lisa_tf.packages.storage_precision import store_weights_in_float16
 
             store_weights_in_float16(partial)
     return path

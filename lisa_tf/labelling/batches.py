@@ -37,9 +37,9 @@ from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.vocab import Vocabularies
 
-from lisa_tf.compiled import compiled
 from lisa_tf.decoding.head_indices import to_conllu
 from lisa_tf.decoding.sense_choice import SOURCES
+from lisa_tf.labelling.compiled import compiled
 
 
 def tags_to_arguments(tag_ids: Sequence[int], vocabs: Vocabularies, position: int) -> tuple[Span, ...]:

@@ -1,6 +1,6 @@
 """What a labelled frame means: its roleset's name and each argument's role, read from a PropBank frame index.
 
-Every output of a model with a sense head takes its meanings from here: :func:`lisa_tf.predictor.frame`
+Every output of a model with a sense head takes its meanings from here: :func:`lisa_tf.labelling.predictor.frame`
 (``lisa_tf.load(...).predict``, ``predict``'s text, JSONL and CoNLL-2012 output, ``label-corpus``
 records) and the label tables of a SavedModel export (:func:`tables`, looked up in-graph by the REST
 and gRPC signatures and drawn by the demo page), so a frame reads the same everywhere.

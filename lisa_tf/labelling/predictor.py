@@ -13,7 +13,7 @@ version directory, or a base directory whose highest numbered version is used) o
 
 A model with a sense head (trained on data with a sense column, as PropBank-EWT's) adds each
 predicate's roleset and what it and its arguments mean, from a PropBank frame index
-(:mod:`lisa_tf.frame_meanings`; the shipped ``data/propbank-frames`` unless ``load(..., frames=PATH)``
+(:mod:`lisa_tf.decoding.frame_meanings`; the shipped ``data/propbank-frames`` unless ``load(..., frames=PATH)``
 names another)::
 
     {"token": 2, "text": "barked", ..., "sense": "bark.01", "sense_source": "model",
@@ -25,7 +25,7 @@ names another)::
 ``sense_source`` is ``"model"``, ``"frame_index"`` (a fallback the model does not know) or ``"none"``
 (``sense`` null); ``sense_name`` is null where the index lacks the roleset; an argument's
 ``description``, ``function_tag`` and ``vn_role`` are left out where unknown (see
-:mod:`lisa_tf.frame_meanings`). A model without a sense head gives none of these keys.
+:mod:`lisa_tf.decoding.frame_meanings`). A model without a sense head gives none of these keys.
 
 Character offsets (``start``/``end``) index the text given, ends exclusive; token spans
 (``token_start``/``token_end``) likewise. ``pos``, ``head`` (CoNLL-U: 1-based, 0 = root) and ``deprel``
@@ -61,10 +61,10 @@ from data_pipeline.input_limits import (InputTooLong, max_tokens_per_sentence, m
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
-from lisa_tf.export_cache import latest_version
-from lisa_tf.packaging import KERAS_FILE as MODEL_FILE
+from lisa_tf.packages.export_cache import latest_version
+from lisa_tf.packages.finding import KERAS_FILE as MODEL_FILE
 
-# The Keras side (lisa_tf.predict, lisa_tf.runs: Keras and the model classes, ~1.5 s to import) is imported
+# The Keras side (lisa_tf.labelling.batches, lisa_tf.models.runs: Keras and the model classes, ~1.5 s to import) is imported
 # where a Keras model is used, so a process that labels through an export never loads Keras.
 
 
@@ -85,7 +85,7 @@ def describe(tokens: Sequence[Token], position: int, spans: Sequence[Span],
              shown: Optional[dict[Span, str]] = None) -> str:
     """``[ARG0: The cat] [V: sat] [ARGM-LOC: on the mat] .`` (spans inclusive, non-overlapping);
     ``shown``: the label to print for a span instead of its role (``ARG0 barker``:
-    :func:`lisa_tf.frame_meanings.shown_role`).
+    :func:`lisa_tf.decoding.frame_meanings.shown_role`).
 
     The decoder tags the predicate's own token like any other, so an argument may cover it
     (``[ARG1: The company [V: said] it expects]``); the predicate is then marked inside that
@@ -120,12 +120,12 @@ def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None, 
         tokens: the sentence's tokens.
         predicates: ``(position, argument spans without V, per-token tag probabilities)`` triples, or
             ``(..., sense)`` 4-tuples: ``sense`` None (a model without senses) or ``(roleset id, source)``
-            (:mod:`lisa_tf.frame_meanings`), which adds the predicate's sense and the meanings.
+            (:mod:`lisa_tf.decoding.frame_meanings`), which adds the predicate's sense and the meanings.
         pos, heads, deprels: predicted POS tags, CoNLL-U heads and dependency labels, or None.
         frames: the frame index the meanings are read from (None: the shipped one); loaded on the
             first sense.
     """
-    from lisa_tf import frame_meanings
+    from lisa_tf.decoding import frame_meanings
 
 
     start = tokens[0].start if tokens else 0
@@ -219,7 +219,7 @@ def prepare(text=None, *, tokens=None, paragraphs=None, over_limit: str = "raise
     """Split, tokenise and check the input of :meth:`Predictor.predict` (same arguments; the
     sentence limit ``max_sentence_tokens``) in plain Python, without a model: a thread may prepare
     the next input while the model labels this one (``predict --input``), and a corpus pipeline
-    prepares sentences on other workers than the model's (:mod:`lisa_tf.corpus_labelling`). Returns
+    prepares sentences on other workers than the model's (:mod:`lisa_tf.labelling.corpus`). Returns
     what :meth:`Predictor.label` takes: ``(text, tokens, skipped)`` per sentence, ``skipped`` None or
     why it is not labelled."""
     if sum(x is not None for x in (text, tokens, paragraphs)) != 1:
@@ -263,7 +263,7 @@ class Predictor:
         token_budget: most padded tokens per batch.
         max_sentence_tokens: the longest sentence labelled (:mod:`data_pipeline.input_limits`; ``None``: the
             fallback, as for a ``.keras`` file that records no training data sizes).
-        frames: the frame index of the senses' meanings (:mod:`lisa_tf.frame_meanings`; ``None``: the
+        frames: the frame index of the senses' meanings (:mod:`lisa_tf.decoding.frame_meanings`; ``None``: the
             shipped one), read when the first sense is labelled.
         constraints: decode each frame under PropBank's constraints (default; one of each core role,
             ``C-``/``R-`` after their role, only the roleset's core roles:
@@ -272,7 +272,7 @@ class Predictor:
 
     def __init__(self, model, token_budget: int = 4096, max_sentence_tokens: Optional[int] = None,
                  frames: Optional[str | os.PathLike] = None, constraints: bool = True):
-        from lisa_tf.frame_meanings import check_frames
+        from lisa_tf.decoding.frame_meanings import check_frames
 
         self.model = model
         self.constraints = bool(constraints)
@@ -366,7 +366,7 @@ class Predictor:
             options["inject_parse"] = parse is not None
         if getattr(model, "predicts_predicates", False):
             options["gold_predicates"] = predicates is not None
-        from lisa_tf.predict import label_sentences
+        from lisa_tf.labelling.batches import label_sentences
 
         labelled, probs = label_sentences(model, batch, token_budget=self.token_budget, **options) if batch else ([], [])
         results = [unlabelled(*item) for item in inputs]
@@ -406,7 +406,7 @@ class ExportPredictor(Predictor):
                  frames: Optional[str | os.PathLike] = None):
         import tensorflow as tf
 
-        from lisa_tf.frame_meanings import check_frames
+        from lisa_tf.decoding.frame_meanings import check_frames
 
         self.frames = check_frames(frames)
         self.token_budget = _positive(token_budget, "token_budget")
@@ -618,7 +618,7 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
          max_sentence_tokens: Optional[int] = None, prefer_export: bool = False,
          frames: Optional[str | os.PathLike] = None, constraints: bool = True) -> Predictor:
     """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
-    model (:mod:`lisa_tf.packaging`) of an SRL model, also by its name (``"srl"``); without ``path``,
+    model (:mod:`lisa_tf.packages.finding`) of an SRL model, also by its name (``"srl"``); without ``path``,
     the shipped model (``models/srl``).
 
     A SavedModel is a program: loading it runs its graph. Give ``load`` only directories you trust.
@@ -629,11 +629,11 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         max_sentence_tokens: the longest sentence to label; default: the model's longest training
             sentence where the path records it (:mod:`data_pipeline.input_limits`).
         prefer_export: for a packaged model whose SavedModel export has been built (by ``serve`` or
-            ``export``: :mod:`lisa_tf.export_cache`), label through the export (:class:`ExportPredictor`:
+            ``export``: :mod:`lisa_tf.packages.export_cache`), label through the export (:class:`ExportPredictor`:
             the same frames; it starts without importing Keras or tracing a graph, which is what a
             one-off command wants) instead of the ``.keras`` model.
         frames: the PropBank frame index a model with a sense head reads its senses' meanings from
-            (:mod:`lisa_tf.frame_meanings`; default: the shipped ``data/propbank-frames/frames.json.gz``).
+            (:mod:`lisa_tf.decoding.frame_meanings`; default: the shipped ``data/propbank-frames/frames.json.gz``).
         constraints: decode under the frame constraints (:class:`Predictor`); exports decode as they
             were exported (``export --no-constraints``), so ``False`` with an export path raises
             :class:`PredictionInputError`, and a package is then labelled through its ``.keras`` model.
@@ -642,8 +642,8 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         ParserModelError: the path holds the dependency parser or its export.
         FrameIndexError: ``frames`` names no file.
     """
-    from lisa_tf.frame_meanings import check_frames
-    from lisa_tf.packaging import is_package, model_path
+    from lisa_tf.decoding.frame_meanings import check_frames
+    from lisa_tf.packages.finding import is_package, model_path
 
     _positive(token_budget, "token_budget")
     check_frames(frames)
@@ -652,12 +652,12 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
     package = is_package(path)
     export = None
     if package and prefer_export and constraints:
-        from lisa_tf.export_cache import cached_export
+        from lisa_tf.packages.export_cache import cached_export
 
         export = cached_export(path)
     if export is None and (package or path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists()):
         from lisa_tf.models import DependencyParser
-        from lisa_tf.runs import load_model_file, load_run
+        from lisa_tf.models.runs import load_model_file, load_run
 
         model = load_model_file(path / MODEL_FILE if package else path) if package or path.is_file() else load_run(path)
         if isinstance(model, DependencyParser):

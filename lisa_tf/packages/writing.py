@@ -8,16 +8,16 @@ and writes, per model, one directory that ``lisa_tf.load``, ``predict``, ``parse
     models/srl/      model.keras   card.json   MODEL_CARD.md   assets/config.json   assets/vocab_info.json
                      propbank-frames/ATTRIBUTION   propbank-frames/LICENSE   (a model with a sense head)
 
-``model.keras`` is the model (optionally with 16-bit weights: :mod:`lisa_tf.storage_precision`);
+``model.keras`` is the model (optionally with 16-bit weights: :mod:`lisa_tf.packages.storage_precision`);
 ``assets/`` holds its run's config and training-data sizes (the request limits). A model with a sense
-head shows the meanings of the shipped PropBank frame index (:mod:`lisa_tf.frame_meanings`), so its
+head shows the meanings of the shipped PropBank frame index (:mod:`lisa_tf.decoding.frame_meanings`), so its
 package carries that index's attribution and CC BY-SA 4.0 licence in ``propbank-frames/``. The TensorFlow
-Serving export is built from it where it is needed (:mod:`lisa_tf.export_cache`), not stored.
+Serving export is built from it where it is needed (:mod:`lisa_tf.packages.export_cache`), not stored.
 
 ``card.json`` holds every figure of the model card, taken from the run's files (its config,
 ``metrics.jsonl``, ``done.json``), from the experiment's evaluations and from the packaged file itself
 (F1 by EWT genre, F1 on predicates whose word training never saw), never typed in; ``MODEL_CARD.md``
-is rendered from it (:mod:`lisa_tf.model_card`). The card also records the F1 of the packaged
+is rendered from it (:mod:`lisa_tf.packages.model_card`). The card also records the F1 of the packaged
 ``.keras`` file on the first :data:`CHECK_SENTENCES` dev sentences, which ``tests/test_shipped_model.py``
 recomputes from the shipped file: a package whose weights do not match its card fails the suite.
 
@@ -37,33 +37,10 @@ import os
 import pathlib
 from typing import Optional
 
-from data_pipeline.errors import UserError
-from lisa_tf.atomic_files import partial_directory, write_text
+from lisa_tf.packages.finding import (CARD_FILE, KERAS_FILE, PACKAGE_ASSETS, ROOT, SHIPPED, PackagingError, is_package,
+                                      read_card)
+from lisa_tf.util.atomic_files import partial_directory, write_text
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-#: The environment variable naming another directory of packaged models.
-MODELS_ENV = "LISA_TF_MODELS"
-
-
-def _shipped_directory() -> pathlib.Path:
-    """Where the shipped models are: ``$LISA_TF_MODELS``; else ``models/`` of the repository; else,
-    after ``pip install .``, the installed copy (``lisa_tf/shipped_models``, pyproject.toml)."""
-    if os.environ.get(MODELS_ENV):
-        return pathlib.Path(os.environ[MODELS_ENV])
-    repository = ROOT / "models"
-    return repository if repository.is_dir() else pathlib.Path(__file__).resolve().parent / "shipped_models"
-
-
-#: Where the shipped models live (the repository's ``models/``, see :func:`_shipped_directory`).
-SHIPPED = _shipped_directory()
-#: The default SRL model of ``lisa_tf.load()``, ``predict`` and ``serve``; and the default parser.
-DEFAULT_SRL = SHIPPED / "srl"
-DEFAULT_PARSER = SHIPPED / "parser"
-CARD_FILE = "card.json"
-KERAS_FILE = "model.keras"
-#: The package's directory of the run's ``config.json`` and ``vocab_info.json`` (the training data's
-#: sizes): the request limits of ``load``, ``predict`` and ``serve``, and the assets of its export.
-PACKAGE_ASSETS = "assets"
 #: Dev sentences whose F1 the card records for the shipped file (and the suite recomputes).
 CHECK_SENTENCES = 200
 
@@ -91,10 +68,6 @@ WEIGHTS_LICENCE = ("The model's weights: CC BY-SA 4.0 (https://creativecommons.o
                    "Apache-2.0 (LICENSE)")
 
 
-class PackagingError(UserError):
-    """The experiment directory lacks what the package needs (names the file and the command that makes it)."""
-
-
 def _size(path: pathlib.Path) -> int:
     if path.is_file():
         return path.stat().st_size
@@ -118,7 +91,7 @@ def _read_results(results_dir: pathlib.Path, key: str, parser_key: Optional[str]
 def _training(run_dir: pathlib.Path) -> dict:
     """What the run's own files say about its training: config, steps, best step, wall time."""
     from lisa_tf.config import ExperimentConfig
-    from lisa_tf.runs import load_run_config, read_done
+    from lisa_tf.models.runs import load_run_config, read_done
     from lisa_tf.training.curves import read_metrics
 
     config = load_run_config(run_dir).to_dict()
@@ -163,11 +136,11 @@ def _package(model, run_dir: pathlib.Path, build: pathlib.Path, float16: bool = 
     training-data sizes in ``build/assets/``; the file's size."""
     import shutil
 
-    from lisa_tf.runs import save_model
+    from lisa_tf.models.runs import save_model
 
     save_model(model, build / KERAS_FILE, float16_weights=float16)
     if getattr(model, "sense_head", None) is not None:
-        from lisa_tf.frame_meanings import attribution_files
+        from lisa_tf.decoding.frame_meanings import attribution_files
 
         (build / FRAMES_ATTRIBUTION).mkdir()
         for name, source in attribution_files().items():
@@ -272,8 +245,8 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
     """Package the SRL model ``key`` of the experiment in ``results_dir`` as ``out/NAME`` and its parser
     ``parser_key`` (None: none) as ``out/PARSER_NAME``; returns ``{name: card, parser_name: card}``.
     ``float16``: store the weights in 16 bits (the card records the F1 of both precisions)."""
-    from lisa_tf.model_card import parser_card_markdown, srl_card_markdown
-    from lisa_tf.runs import has_trained_weights, load_run
+    from lisa_tf.models.runs import has_trained_weights, load_run
+    from lisa_tf.packages.model_card import parser_card_markdown, srl_card_markdown
 
     results_dir, out = pathlib.Path(results_dir), pathlib.Path(out)
     results = _read_results(results_dir, key, parser_key)
@@ -286,7 +259,7 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
             raise PackagingError(f"{run}: no trained weights; run ./run_experiments.sh open --models {key}")
     out.mkdir(parents=True, exist_ok=True)
     cards = {}
-    # Each package is built beside its target and swapped in whole (lisa_tf.atomic_files): a kill at any
+    # Each package is built beside its target and swapped in whole (lisa_tf.util.atomic_files): a kill at any
     # moment leaves every package either old or new, and no scratch directory behind once rerun.
     with contextlib.ExitStack() as stack:
         srl_build = stack.enter_context(partial_directory(out / name))
@@ -330,7 +303,7 @@ def update_card(package: str | os.PathLike, parser_name: Optional[str] = None) -
     the model file is not touched. For cards written before the card had those figures, and for a
     package renamed (``git mv models/srl models/srl-fast``): the card takes the directory's name, and an
     SRL card the name of its parser's package (``parser_name``), for its commands."""
-    from lisa_tf.model_card import parser_card_markdown, srl_card_markdown
+    from lisa_tf.packages.model_card import parser_card_markdown, srl_card_markdown
 
     package = pathlib.Path(package)
     if not is_package(package):
@@ -371,62 +344,6 @@ def _write_card(directory: pathlib.Path, card: dict, render) -> None:
 
 
 def _load_packaged(directory: pathlib.Path):
-    from lisa_tf.runs import load_model_file
+    from lisa_tf.models.runs import load_model_file
 
     return load_model_file(directory / KERAS_FILE)
-
-
-def is_package(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a packaged model directory (``model.keras`` beside ``card.json``)."""
-    path = pathlib.Path(path)
-    return (path / KERAS_FILE).is_file() and (path / CARD_FILE).is_file()
-
-
-def read_card(path: str | os.PathLike) -> dict:
-    return json.loads((pathlib.Path(path) / CARD_FILE).read_text())
-
-
-def shipped_names() -> list[str]:
-    """The names of the shipped models (the packaged directories of ``models/``)."""
-    return sorted(p.name for p in SHIPPED.iterdir() if is_package(p)) if SHIPPED.is_dir() else []
-
-
-def shipped_model(name: str, flag: Optional[str] = None) -> pathlib.Path:
-    """The shipped model called ``name`` (``models/NAME``), or a UserError naming the shipped ones."""
-    path = SHIPPED / name
-    if len(pathlib.Path(name).parts) != 1 or not is_package(path):
-        given = f"no {flag} given and " if flag else ""
-        raise PackagingError(f"{given}{name!r} is not a shipped model; shipped: {', '.join(shipped_names()) or 'none'}")
-    return path
-
-
-def model_path(path: Optional[str | os.PathLike], kind: str = "srl", flag: Optional[str] = None) -> pathlib.Path:
-    """What a model argument names: ``None``, the shipped model of ``kind`` (:func:`default_model`); a
-    path that exists, that path; else the shipped model of that name (``"srl"``, ``"parser"``).
-
-    Raises:
-        FileNotFoundError: neither a path nor a shipped model's name (the message lists the names).
-    """
-    if path is None:
-        return default_model(kind, flag)
-    given = pathlib.Path(path)
-    if given.exists():
-        return given
-    name = str(path)
-    if len(given.parts) != 1 or name.endswith(".keras"):  # a path, not a name
-        raise FileNotFoundError(f"{path}: no such file or directory")
-    if is_package(SHIPPED / name):
-        return SHIPPED / name
-    raise FileNotFoundError(f"{path}: no such file or directory, and no shipped model of that name (shipped: "
-                            f"{', '.join(shipped_names()) or 'none'})")
-
-
-def default_model(kind: str = "srl", flag: Optional[str] = None) -> pathlib.Path:
-    """The shipped model directory of ``kind``, or a UserError saying how to get one."""
-    path = DEFAULT_SRL if kind == "srl" else DEFAULT_PARSER
-    if not is_package(path):
-        given = f"no {flag} given and " if flag else ""
-        raise PackagingError(f"{given}the shipped {kind} model {path} is missing; set {MODELS_ENV} to a directory of "
-                             "packaged models, or rebuild it with ./run_experiments.sh open --models lisa && "
-                             "python -m lisa_tf package-model")
-    return path

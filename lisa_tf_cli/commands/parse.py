@@ -3,7 +3,7 @@ or its SavedModel export (Eisner's projective trees, decoded in-graph), writing 
 
 from data_pipeline.errors import UserError
 from data_pipeline.text_lines import text_lines
-from lisa_tf.commands._text_input import positive_int
+from lisa_tf_cli.commands._text_input import positive_int
 
 HELP = "dependency-parse raw text, tokenised lines or the words of a CoNLL file with a parser run (CoNLL-U out)"
 
@@ -83,12 +83,12 @@ def _load_parser(path):
     import pathlib
 
     from lisa_tf.models import DependencyParser
-    from lisa_tf.packaging import KERAS_FILE, is_package, model_path
-    from lisa_tf.runs import MODEL_FILE, RunError, load_model_file, load_run
+    from lisa_tf.models.runs import MODEL_FILE, RunError, load_model_file, load_run
+    from lisa_tf.packages.finding import KERAS_FILE, is_package, model_path
 
     path = model_path(path, "parser", "MODEL")
-    if is_package(path):  # its export when serve or export has built it (lisa_tf.export_cache)
-        from lisa_tf.export_cache import cached_export
+    if is_package(path):  # its export when serve or export has built it (lisa_tf.packages.export_cache)
+        from lisa_tf.packages.export_cache import cached_export
 
         path = cached_export(path) or path / KERAS_FILE
     if (path / "saved_model.pb").exists():
@@ -116,11 +116,11 @@ def run(args) -> int:
     import sys
     import time
 
-    from data_pipeline.sentence import Sentence
     from data_pipeline.input_limits import model_max_tokens_per_sentence, sentence_too_long
-    from lisa_tf.packaging import default_model
+    from data_pipeline.sentence import Sentence
+    from lisa_tf.labelling.parse import conllu_lines, parse_sentences, parse_with_export
     from lisa_tf.models import DependencyParser
-    from lisa_tf.parse import conllu_lines, parse_sentences, parse_with_export
+    from lisa_tf.packages.finding import default_model
 
     model = _load_parser(args.model)
     limit = args.max_sentence_tokens or model_max_tokens_per_sentence(args.model or default_model("parser", "MODEL"))

@@ -30,7 +30,7 @@ def checked_config(config_path, overrides, out, init=None):
 
     from data_pipeline.errors import UserError
     from lisa_tf.config import load_config, validate_config
-    from lisa_tf.runs import RunError, check_same_model
+    from lisa_tf.models.runs import RunError, check_same_model
 
     out = pathlib.Path(out)
     if out.exists() and not out.is_dir():

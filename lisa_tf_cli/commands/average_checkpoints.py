@@ -4,7 +4,7 @@ HELP = "average the weights of a run's latest checkpoints into one weights file 
 
 
 def add_arguments(parser):
-    from lisa_tf.commands.serve import _positive
+    from lisa_tf_cli.commands.serve import _positive
 
     parser.add_argument("--run", required=True, help="run directory")
     parser.add_argument("--last", type=_positive, default=5, help="average the latest N kept checkpoints (default 5)")
@@ -15,7 +15,7 @@ def add_arguments(parser):
 def run(args) -> int:
     import pathlib
 
-    from lisa_tf.runs import RunError, require_run, weights_file
+    from lisa_tf.models.runs import RunError, require_run, weights_file
     from lisa_tf.training.averaging import average_weights, checkpoint_files
     from lisa_tf.training.callbacks import step_weight_files
 

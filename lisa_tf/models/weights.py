@@ -7,7 +7,7 @@ interval checkpoints, the per-evaluation weights, ``best`` and ``final`` — mad
 MiniLM run of ``configs/open`` 1.2 GB (an interval checkpoint: 136.5 MB); without it the SA + MiniLM
 run is 427 MB (a checkpoint: 42.6 MB). The ``*.weights.h5`` files this module writes skip the encoder
 (Keras' ``objects_to_skip``), and it loads them skipping it too, so a file written with the encoder
-(by an older run) loads the same. A ``.keras`` model file (:func:`lisa_tf.runs.save_model`) and a
+(by an older run) loads the same. A ``.keras`` model file (:func:`lisa_tf.models.runs.save_model`) and a
 SavedModel export still hold every weight: they are what a model is handed on as.
 
 Which encoder a run was trained with is fixed by the run's config and the encoder package pinned by

@@ -14,7 +14,7 @@ writes them). ``KEY`` is a hash of what the export is built from (:func:`model_f
 weights) and of the code that exports it (the Python files of lisa_tf, export and data_pipeline, and the
 shipped frame index a sense model's meaning tables are built from), so a new model file, new weights,
 new limits, changed code or a new frame index get a new export, never a stale one. The
-build is written beside its target and renamed into place (:mod:`lisa_tf.atomic_files`) under a file
+build is written beside its target and renamed into place (:mod:`lisa_tf.util.atomic_files`) under a file
 lock (``.NAME-KEY.lock``): two servers starting at once build it once, and a killed build leaves no half
 export behind.
 
@@ -47,7 +47,7 @@ from typing import Iterator, Optional
 from data_pipeline.errors import UserError
 from data_pipeline.frame_index import DEFAULT_FRAME_INDEX
 from data_pipeline.version_names import parse_version
-from lisa_tf.packaging import KERAS_FILE, PACKAGE_ASSETS, is_package
+from lisa_tf.packages.finding import KERAS_FILE, PACKAGE_ASSETS, ROOT, is_package
 
 #: The environment variable naming the cache directory.
 CACHE_ENV = "LISA_TF_CACHE"
@@ -71,9 +71,8 @@ def cache_directory() -> pathlib.Path:
 
 def _code_files() -> list[pathlib.Path]:
     """The Python files that build an export (lisa_tf, export, data_pipeline), and the shipped frame index
-    (the meaning tables of a sense model's export are built from it: :mod:`lisa_tf.frame_meanings`)."""
-    root = pathlib.Path(__file__).resolve().parents[1]
-    return sorted(p for top in ("lisa_tf", "export", "data_pipeline") for p in (root / top).rglob("*.py")) + [
+    (the meaning tables of a sense model's export are built from it: :mod:`lisa_tf.decoding.frame_meanings`)."""
+    return sorted(p for top in ("lisa_tf", "export", "data_pipeline") for p in (ROOT / top).rglob("*.py")) + [
         DEFAULT_FRAME_INDEX]
 
 
@@ -164,7 +163,7 @@ def _unused(base: pathlib.Path) -> Iterator[bool]:
 
 def record_source(base: pathlib.Path, source: str | os.PathLike) -> None:
     """Record that the export ``base`` was built from ``source`` (its resolved path)."""
-    from lisa_tf.atomic_files import write_text
+    from lisa_tf.util.atomic_files import write_text
 
     write_text(_lock_file(base, "source"), str(pathlib.Path(source).resolve()))
 

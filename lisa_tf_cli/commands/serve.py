@@ -14,7 +14,7 @@ version directory there is loaded).
 
 A packaged model or a trained run directory (its best weights) given as ``--model_base_path`` is
 served from its SavedModel export, built on the first start into a cache that later starts reuse
-(:mod:`lisa_tf.export_cache`)::
+(:mod:`lisa_tf.packages.export_cache`)::
 
     python -m lisa_tf serve --model_name mine --model_base_path runs/mine --rest_api_port 8501
 
@@ -136,12 +136,12 @@ def run(args: argparse.Namespace) -> int:
         rest_server.check_port(args.rest_api_host, args.port, "--port")
     import pathlib
 
-    from lisa_tf.packaging import KERAS_FILE, shipped_model
+    from lisa_tf.packages.finding import KERAS_FILE, shipped_model
 
     if args.model_base_path is None:  # the shipped model called --model_name
         args.model_base_path = str(shipped_model(args.model_name, "--model_base_path"))
     if (pathlib.Path(args.model_base_path) / KERAS_FILE).is_file():
-        # a package or a run: served from its export, built once (lisa_tf.export_cache)
+        # a package or a run: served from its export, built once (lisa_tf.packages.export_cache)
         from export.cache_build import build_export
 
         args.model_base_path = str(build_export(args.model_base_path, report=lambda line: print(line, flush=True)))

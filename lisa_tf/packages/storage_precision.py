@@ -5,7 +5,7 @@ parameters (90 MB), and every packaged copy stays in the repository's history. S
 file is half the size; Keras reads a float16 weight into its float32 variable as it reads any value
 (``Variable.assign`` casts), so the model loads, computes and exports in float32 as before, with
 weights rounded to 11 significant bits (relative error ≤ 2⁻¹¹ ≈ 0.05 %; magnitudes under 6e-8 become
-0). The packaging measures the F1 of the stored file against float32 (:mod:`lisa_tf.packaging`).
+0). The packaging measures the F1 of the stored file against float32 (:mod:`lisa_tf.packages.writing`).
 
 Keras has no such option: its quantisation (``Model.quantize``) changes the layers that compute
 (int8 / float8 kernels with scales), not the storage of a float model. A weight whose values do not
@@ -54,7 +54,7 @@ def _copy(source: h5py.Group, target: h5py.Group, counts: dict) -> None:
 
 def store_weights_in_float16(path: str | os.PathLike) -> dict:
     """Rewrite the float32 weights of the ``.keras`` file at ``path`` as float16, in place (the
-    caller writes ``path`` as a partial file: :mod:`lisa_tf.atomic_files`).
+    caller writes ``path`` as a partial file: :mod:`lisa_tf.util.atomic_files`).
 
     Returns:
         ``{"float16": n, "float32": m}``: how many weight arrays were converted and how many kept
