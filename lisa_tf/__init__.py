@@ -3,6 +3,10 @@
 Three published models in one toolkit: DeepAtt (Tan et al. 2018), LISA and its syntax-free twin SA
 (Strubell et al. 2018), and Selective Connection (Park 2019). ``import lisa_tf`` registers every
 model and layer with ``keras.saving``, so ``keras.saving.load_model("model.keras")`` works.
+
+Its subpackages (labelling, models, training, evaluation, packages, ...) sit on floors that import only
+downwards: ``pyproject.toml``'s import contracts, drawn in docs/architecture.md. The command line is
+:mod:`lisa_tf_cli`, above the library.
 """
 
 __version__ = "0.1.0"
