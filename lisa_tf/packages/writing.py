@@ -2,11 +2,7 @@
 
 ``python -m lisa_tf package-model`` reads what ``./run_experiments.sh open`` left in its output
 directory (``results/open``: ``results.json``, the runs in ``runs/KEY`` and the cached evaluations)
-and writes, per model, one directory that ``lisa_tf.load``, ``predict``, ``parse``, ``export`` and
-``serve`` take, also by its name::
-
-    models/srl/      model.keras   card.json   MODEL_CARD.md   assets/config.json   assets/vocab_info.json
-                     propbank-frames/ATTRIBUTION   propbank-frames/LICENSE   (a model with a sense head)
+and writes, per model, one package directory (its files: :mod:`lisa_tf.packages.finding`).
 
 ``model.keras`` is the model (optionally with 16-bit weights: :mod:`lisa_tf.packages.storage_precision`);
 ``assets/`` holds its run's config and training-data sizes (the request limits). A model with a sense
