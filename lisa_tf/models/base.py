@@ -33,6 +33,7 @@ from lisa_tf.decoding.sense_choice import SenseChoice
 from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
 from lisa_tf.losses import masked_cross_entropy
 from lisa_tf.models.backbone import backbone_from_config
+from lisa_tf.models.contextual import encoders_in, saved_encoder
 from lisa_tf.models.predicate_identifier import PredicateIdentifier, joint_label_maps
 from lisa_tf.models.preprocessor import SrlPreprocessor
 from lisa_tf.models.sense_head import SenseHead, sense_loss
@@ -224,7 +225,7 @@ class SrlModel(keras.Model):
 
     # ------------------------------------------------------------------------- serialisation
     def get_config(self):
-        return {
+        config = {
             "name": self.name,
             "trainable": self.trainable,
             "config": dataclasses.asdict(self.config),
@@ -237,10 +238,15 @@ class SrlModel(keras.Model):
             "sense_labels": list(self.sense_labels),
             "sense_lexicon": self.sense_lexicon,
         }
+        # The contextual encoder's own config (architecture, vocabulary): the model loads without its preset.
+        config.update({"contextual_encoder": encoder.get_config() for encoder in encoders_in(self)})
+        return config
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        config = dict(config)
+        with saved_encoder(config.pop("contextual_encoder", None)):
+            return cls(**config)
 
     def get_build_config(self):
         return {"built": bool(self.built)}
