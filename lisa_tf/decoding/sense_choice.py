@@ -35,7 +35,6 @@ import dataclasses
 import functools
 import os
 import re
-import weakref
 from collections import defaultdict
 from typing import Iterable, Optional, Sequence
 
@@ -90,31 +89,25 @@ def _index_words(frame_index) -> dict[str, set[str]]:
     return lemmas_of
 
 
-#: id of a frame index → (a weak reference to it, :func:`_index_forms` of it)
-_INDEX_FORMS: dict = {}
-
-
 def _index_forms(frame_index) -> dict[str, tuple[frozenset[str], str]]:
     """form → (every roleset of every index word it can be an inflection of (:func:`_index_words`), the
-    first of them in :func:`_roleset_order`), computed once per index object: a process's runs share it."""
-    reference, forms = _INDEX_FORMS.get(id(frame_index), (None, None))
-    if reference is None or reference() is not frame_index:
-        forms = {}
-        for form, lemmas in _index_words(frame_index).items():
-            found = frozenset(r for lemma in lemmas for r in frame_index.rolesets_of(lemma))
-            forms[form] = (found, min(found, key=_roleset_order) if found else "")
-        _INDEX_FORMS[id(frame_index)] = (weakref.ref(frame_index, lambda _, key=id(frame_index): _INDEX_FORMS.pop(key, None)),
-                                         forms)
+    first of them in :func:`_roleset_order`)."""
+    forms = {}
+    for form, lemmas in _index_words(frame_index).items():
+        found = frozenset(r for lemma in lemmas for r in frame_index.rolesets_of(lemma))
+        forms[form] = (found, min(found, key=_roleset_order) if found else "")
     return forms
 
 
-def build_lexicon(frame_index, sense_labels: Sequence[str], training: Iterable[tuple[str, Optional[str]]]) -> dict:
+def build_lexicon(frame_index, sense_labels: Sequence[str], training: Iterable[tuple[str, Optional[str]]],
+                  index_forms: Optional[dict] = None) -> dict:
     """The config of a :class:`SenseChoice` (plain JSON data).
 
     Args:
         frame_index: a :class:`~data_pipeline.frame_index.FrameIndex`.
         sense_labels: the rolesets the model's sense head scores, in id order.
         training: ``(word form, roleset id)`` of every training predicate (roleset ``None`` skipped).
+        index_forms: the index's form table (:func:`_index_forms`) when already computed.
 
     Returns:
         ``{"forms", "candidates", "fallbacks", "rolesets", "core_roles"}``: the known forms (lower-cased,
@@ -129,7 +122,7 @@ def build_lexicon(frame_index, sense_labels: Sequence[str], training: Iterable[t
     for form, roleset in training:
         if roleset:
             seen[form.lower()].add(roleset)
-    index_forms = _index_forms(frame_index)
+    index_forms = _index_forms(frame_index) if index_forms is None else index_forms
     rolesets = list(sense_labels)
     extra: dict[str, int] = {}
     forms, candidates, fallbacks = [], [], []
@@ -183,13 +176,13 @@ def lexicon_for_run(config, sense_labels: Sequence[str], train_sentences) -> Opt
         return None
     path = config.data.frames or DEFAULT_FRAME_INDEX
     try:
-        index = _load_index(os.path.abspath(path), os.stat(path).st_mtime_ns)
+        index, index_forms = _load_index(os.path.abspath(path), os.stat(path).st_mtime_ns)
     except FileNotFoundError:
         raise ConfigError(f"data.frames: {path}: no such file; expected a frame index "
                           "(python -m data_pipeline.frame_index build), or empty for the shipped one") from None
     except DataFormatError as error:
         raise ConfigError(f"data.frames: {error}") from None
-    return build_lexicon(index, sense_labels, training_predicates(train_sentences))
+    return build_lexicon(index, sense_labels, training_predicates(train_sentences), index_forms)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -205,10 +198,12 @@ class _Lexicon:
 
 @functools.lru_cache(maxsize=4)
 def _load_index(path: str, modified: int):
-    """The frame index at ``path`` as of its modification time ``modified``, read once per process."""
+    """The frame index at ``path`` as of its modification time ``modified`` and its form table
+    (:func:`_index_forms`), read and computed once per process: a process's runs share them."""
     from data_pipeline.frame_index import FrameIndex
 
-    return FrameIndex.load(path)
+    index = FrameIndex.load(path)
+    return index, _index_forms(index)
 
 
 class SenseChoice(keras.layers.Layer):

@@ -239,7 +239,9 @@ class SrlModel(keras.Model):
             "sense_lexicon": self.sense_lexicon,
         }
         # The contextual encoder's own config (architecture, vocabulary): the model loads without its preset.
-        config.update({"contextual_encoder": encoder.get_config() for encoder in encoders_in(self)})
+        encoders = encoders_in(self)
+        if encoders:
+            config["contextual_encoder"] = encoders[0].get_config()
         return config
 
     @classmethod

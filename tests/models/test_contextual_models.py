@@ -20,6 +20,7 @@ from data_pipeline.vocab import Vocabularies
 from lisa_tf.config import ConfigError, ModelConfig, config_from_dict, load_config, validate_config
 from lisa_tf.models import build_model
 from lisa_tf.runs import save_model
+from lisa_tf.weights import save_weights
 from tests.models.conftest import EWT, tiny_overrides
 from tests.models.test_contextual import LOAD_WITHOUT_THE_PACKAGE, ROOT
 from tests.models.test_lisa import TINY_LISA
@@ -83,6 +84,11 @@ def test_saved_model_file_round_trips(tmp_path):
     loaded = keras.saving.load_model(save_model(model, tmp_path / "x.keras"))
     assert loaded.backbone.encoder.pooling == "mean"
     np.testing.assert_allclose(np.asarray(loaded.predict_scores(batch)["srl_probs"]), np.asarray(expected), atol=1e-6)
+    # as a run writes its model.keras: the model with the weights of a weight file, which leaves out the
+    # frozen encoder (the file must still hold the pretrained encoder, not a freshly built one)
+    save_weights(model, tmp_path / "best.weights.h5")
+    from_file = keras.saving.load_model(save_model(model, tmp_path / "y.keras", tmp_path / "best.weights.h5"))
+    np.testing.assert_allclose(np.asarray(from_file.predict_scores(batch)["srl_probs"]), np.asarray(expected), atol=1e-6)
 
 
 def test_config_fields_defaults_and_validation(tmp_path):
