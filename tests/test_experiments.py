@@ -13,8 +13,8 @@ from tests.conftest import ROOT
 
 
 #: Fewer steps and sentences than --quick's (``--set``): the tests check the pipeline, not the models.
-SMOKE = ["--set", "train.max_steps=60", "train.eval_every=30", "data.max_train_sentences=100",
-         "data.max_eval_sentences=20"]
+SMOKE = ["--set", "train.max_steps=20", "train.eval_every=10", "data.max_train_sentences=40",
+         "data.max_eval_sentences=10"]
 
 
 def _run(args, tmp_path):

@@ -31,6 +31,9 @@ The choice for one predicate, and its *source*:
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import os
 import re
 from collections import defaultdict
 from typing import Iterable, Optional, Sequence
@@ -86,13 +89,25 @@ def _index_words(frame_index) -> dict[str, set[str]]:
     return lemmas_of
 
 
-def build_lexicon(frame_index, sense_labels: Sequence[str], training: Iterable[tuple[str, Optional[str]]]) -> dict:
+def _index_forms(frame_index) -> dict[str, tuple[frozenset[str], str]]:
+    """form → (every roleset of every index word it can be an inflection of (:func:`_index_words`), the
+    first of them in :func:`_roleset_order`)."""
+    forms = {}
+    for form, lemmas in _index_words(frame_index).items():
+        found = frozenset(r for lemma in lemmas for r in frame_index.rolesets_of(lemma))
+        forms[form] = (found, min(found, key=_roleset_order) if found else "")
+    return forms
+
+
+def build_lexicon(frame_index, sense_labels: Sequence[str], training: Iterable[tuple[str, Optional[str]]],
+                  index_forms: Optional[dict] = None) -> dict:
     """The config of a :class:`SenseChoice` (plain JSON data).
 
     Args:
         frame_index: a :class:`~data_pipeline.frame_index.FrameIndex`.
         sense_labels: the rolesets the model's sense head scores, in id order.
         training: ``(word form, roleset id)`` of every training predicate (roleset ``None`` skipped).
+        index_forms: the index's form table (:func:`_index_forms`) when already computed.
 
     Returns:
         ``{"forms", "candidates", "fallbacks", "rolesets", "core_roles"}``: the known forms (lower-cased,
@@ -107,18 +122,18 @@ def build_lexicon(frame_index, sense_labels: Sequence[str], training: Iterable[t
     for form, roleset in training:
         if roleset:
             seen[form.lower()].add(roleset)
-    lemmas_of = _index_words(frame_index)
+    index_forms = _index_forms(frame_index) if index_forms is None else index_forms
     rolesets = list(sense_labels)
     extra: dict[str, int] = {}
     forms, candidates, fallbacks = [], [], []
-    for form in sorted(set(seen) | set(lemmas_of)):
-        found = set(seen.get(form, ()))
-        for lemma in lemmas_of.get(form, ()):
-            found.update(frame_index.rolesets_of(lemma))
+    for form in sorted(set(seen) | set(index_forms)):
+        found, first = index_forms.get(form, (frozenset(), ""))
+        if form in seen:
+            found = found | seen[form]
+            first = min(found, key=_roleset_order)
         ids = sorted(known[r] for r in found if r in known)
         fallback = -1
         if not ids and found:
-            first = min(found, key=_roleset_order)
             fallback = extra.setdefault(first, len(rolesets))
             if fallback == len(rolesets):
                 rolesets.append(first)
@@ -154,20 +169,41 @@ def lexicon_for_run(config, sense_labels: Sequence[str], train_sentences) -> Opt
         ConfigError: ``data.frames`` is not a readable frame index.
     """
     from data_pipeline.errors import DataFormatError
-    from data_pipeline.frame_index import DEFAULT_FRAME_INDEX, FrameIndex
+    from data_pipeline.frame_index import DEFAULT_FRAME_INDEX
     from lisa_tf.config import ConfigError
 
     if not sense_labels or config.model.sense_loss_weight <= 0 or config.model.kind == "parser":
         return None
     path = config.data.frames or DEFAULT_FRAME_INDEX
     try:
-        index = FrameIndex.load(path)
+        index, index_forms = _load_index(os.path.abspath(path), os.stat(path).st_mtime_ns)
     except FileNotFoundError:
         raise ConfigError(f"data.frames: {path}: no such file; expected a frame index "
                           "(python -m data_pipeline.frame_index build), or empty for the shipped one") from None
     except DataFormatError as error:
         raise ConfigError(f"data.frames: {error}") from None
-    return build_lexicon(index, sense_labels, training_predicates(train_sentences))
+    return build_lexicon(index, sense_labels, training_predicates(train_sentences), index_forms)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Lexicon:
+    """:func:`build_lexicon`'s lists, as :class:`SenseChoice` holds them."""
+
+    forms: list
+    candidates: list
+    fallbacks: list
+    rolesets: list
+    core_roles: list
+
+
+@functools.lru_cache(maxsize=4)
+def _load_index(path: str, modified: int):
+    """The frame index at ``path`` as of its modification time ``modified`` and its form table
+    (:func:`_index_forms`), read and computed once per process: a process's runs share them."""
+    from data_pipeline.frame_index import FrameIndex
+
+    index = FrameIndex.load(path)
+    return index, _index_forms(index)
 
 
 class SenseChoice(keras.layers.Layer):
@@ -194,17 +230,15 @@ class SenseChoice(keras.layers.Layer):
 
     def __init__(self, forms, candidates, fallbacks, rolesets, core_roles, **kwargs):
         super().__init__(**kwargs)
-        self.forms = list(forms)
-        self.candidates = [list(map(int, row)) for row in candidates]
-        self.fallbacks = list(map(int, fallbacks))
-        self.rolesets = list(rolesets)
-        self.core_roles = list(core_roles)
+        # Kept in a plain object: Keras would wrap a list attribute, and each of its 80,000 rows, for tracking.
+        self.lexicon = _Lexicon(forms=list(forms), candidates=[list(map(int, row)) for row in candidates],
+                                fallbacks=list(map(int, fallbacks)), rolesets=list(rolesets), core_roles=list(core_roles))
         # Row 0 is the unknown form (no candidates, no fallback).
-        self.lookup = keras.layers.StringLookup(vocabulary=self.forms, num_oov_indices=1, name="form_lookup") \
-            if self.forms else None
-        self._splits = np.cumsum([0, 0] + [len(row) for row in self.candidates]).astype(np.int64)
-        self._values = np.array([i for row in self.candidates for i in row], np.int32)
-        self._fallbacks = np.array([-1] + self.fallbacks, np.int32)
+        self.lookup = keras.layers.StringLookup(vocabulary=self.lexicon.forms, num_oov_indices=1, name="form_lookup") \
+            if self.lexicon.forms else None
+        self._splits = np.cumsum([0, 0] + [len(row) for row in self.lexicon.candidates]).astype(np.int64)
+        self._values = np.array([i for row in self.lexicon.candidates for i in row], np.int32)
+        self._fallbacks = np.array([-1] + self.lexicon.fallbacks, np.int32)
         # No weights, and called only when decoding: built here, so that a model holding it counts as built
         # before its first training step (Keras warns on, and tf.distribute tries to build, unbuilt state).
         if self.lookup is not None:
@@ -232,20 +266,20 @@ class SenseChoice(keras.layers.Layer):
 
     def roleset_names(self, sense):
         """``[N]`` string roleset ids of :meth:`call`'s ``sense`` (``""`` for −1)."""
-        names = tf.constant(self.rolesets + [""])
-        return tf.gather(names, tf.where(sense >= 0, sense, len(self.rolesets)))
+        rolesets = self.lexicon.rolesets
+        names = tf.constant(rolesets + [""])
+        return tf.gather(names, tf.where(sense >= 0, sense, len(rolesets)))
 
     def allowed_core(self, sense, roles: Sequence[str]):
         """``[N, len(roles)]`` bool: which of the core ``roles`` (``("0", "1", …)``) each chosen roleset
         has; every one for ``none`` and for rolesets the index lacks."""
-        table = np.array([[c == "*" or r in c for r in roles] for c in self.core_roles] + [[True] * len(roles)],
-                         bool).reshape(len(self.core_roles) + 1, len(roles))
-        return tf.gather(tf.constant(table), tf.where(sense >= 0, sense, len(self.rolesets)))
+        table = np.array([[c == "*" or r in c for r in roles] for c in self.lexicon.core_roles] + [[True] * len(roles)],
+                         bool).reshape(len(self.lexicon.core_roles) + 1, len(roles))
+        return tf.gather(tf.constant(table), tf.where(sense >= 0, sense, len(self.lexicon.rolesets)))
 
     def get_config(self):
         config = super().get_config()
-        config.update(forms=self.forms, candidates=self.candidates, fallbacks=self.fallbacks, rolesets=self.rolesets,
-                      core_roles=self.core_roles)
+        config.update({field.name: getattr(self.lexicon, field.name) for field in dataclasses.fields(self.lexicon)})
         return config
 
 

