@@ -143,31 +143,39 @@ def test_export_predictor_batches_answer_like_the_model_with_given_predicates_an
     assert _senses(from_export) == _senses(from_model)  # one sense per (sentence, predicate) row: senses [B]
 
 
-def test_predict_command(lisa_run, tmp_path):
-    base = [sys.executable, "-W", "ignore", "-m", "lisa_tf", "predict", str(lisa_run)]
-    done = subprocess.run(base + [TEXT, "--format", "jsonl"], cwd=ROOT, capture_output=True, text=True)
+def test_predict_command(lisa_run, tmp_path, capsys):
+    """``python -m lisa_tf predict`` in a process of its own once; every output format through the
+    command's ``main`` in this process (the same code path after the interpreter starts)."""
+    from lisa_tf_cli.main import main
+
+    done = subprocess.run([sys.executable, "-W", "ignore", "-m", "lisa_tf", "predict", str(lisa_run), TEXT,
+                           "--format", "jsonl"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [record.pop("line") for record in lines] == [1, 1]  # both sentences of TEXT argument 1
-    assert lines == lisa_tf.load(lisa_run).predict(TEXT)
+    predictor = lisa_tf.load(lisa_run)
+    assert lines == predictor.predict(TEXT)
     assert "labelled 2 sentences" in done.stderr
+
+    def predict(*args):
+        capsys.readouterr()
+        code = main(["predict", str(lisa_run), *args])
+        return code, *capsys.readouterr()
+
     # a file of paragraphs: labelled in shared batches, the same frames as one paragraph at a time; each
     # record names its input line, and a blank line is an empty record (the output stays aligned)
     (tmp_path / "paragraphs.txt").write_text(TEXT + "\n\nShe gave her brother a book. It was new.\n")
-    done = subprocess.run(base + ["--input", str(tmp_path / "paragraphs.txt"), "--format", "jsonl"], cwd=ROOT,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    predictor = lisa_tf.load(lisa_run)
-    records = [json.loads(line) for line in done.stdout.splitlines()]
+    code, out, err = predict("--input", str(tmp_path / "paragraphs.txt"), "--format", "jsonl")
+    assert code == 0, err[-2000:]
+    records = [json.loads(line) for line in out.splitlines()]
     assert [record.pop("line") for record in records] == [1, 1, 2, 3, 3]
     assert records == (predictor.predict(TEXT) + [{"text": "", "tokens": [], "predicates": []}]
                        + predictor.predict("She gave her brother a book. It was new."))
-    assert "5 sentences" in done.stderr and "1 empty" in done.stderr
+    assert "5 sentences" in err and "1 empty" in err
     (tmp_path / "in.txt").write_text("The cat sat on the mat .\n\nIt was happy .\n")
     props = tmp_path / "out.props"
-    done = subprocess.run(base + ["--input", str(tmp_path / "in.txt"), "--tokenized", "--format", "conll05",
-                                  "--out", str(props)], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
+    code, out, err = predict("--input", str(tmp_path / "in.txt"), "--tokenized", "--format", "conll05", "--out", str(props))
+    assert code == 0, err[-2000:]
     blocks = props.read_text().strip().split("\n\n")
     assert [len(b.splitlines()) for b in blocks] == [7, 4]  # one line per token, blank lines skipped
     # the words column, then the target column and one column per predicate: CoNLL-2005's pasted
@@ -179,18 +187,18 @@ def test_predict_command(lisa_run, tmp_path):
                        for p in s.predicates}) for s in read_conll05(props)] == [
         ([t["text"] for t in r["tokens"]], _spans(r)) for r in expected]
     parsed = tmp_path / "out.conllu"
-    done = subprocess.run(base + [TEXT, "--format", "conllu", "--out", str(parsed)], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
+    code, out, err = predict(TEXT, "--format", "conllu", "--out", str(parsed))
+    assert code == 0, err[-2000:]
     from data_pipeline.readers.conllu import read_conllu
 
     read = read_conllu(parsed)  # the project's reader takes the predicted tags, heads and labels back
     assert [(s.words, s.pos, s.heads, s.dep_labels) for s in read] == [
         ([t["text"] for t in r["tokens"]], [t["pos"] for t in r["tokens"]], [t["head"] for t in r["tokens"]],
          [t["deprel"] for t in r["tokens"]]) for r in lines]
-    assert all(label in lisa_tf.load(lisa_run).model.dep_labels for s in read for label in s.dep_labels)
+    assert all(label in predictor.model.dep_labels for s in read for label in s.dep_labels)
     conll12 = tmp_path / "out.gold_conll"
-    done = subprocess.run(base + [TEXT, "--format", "conll12", "--out", str(conll12)], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
+    code, out, err = predict(TEXT, "--format", "conll12", "--out", str(conll12))
+    assert code == 0, err[-2000:]
     from data_pipeline.readers.conll12 import read_conll12
 
     read = read_conll12(conll12)  # the project's reader takes the predicted frames back
@@ -202,9 +210,9 @@ def test_predict_command(lisa_run, tmp_path):
     assert [[p.roleset for p in s.predicates] for s in read] == [[p["sense"] for p in r["predicates"]] for r in lines]
     killed = next(line.split() for line in conll12.read_text().splitlines() if " killed " in line)
     assert killed[6:8] == ["kill", "01"]
-    done = subprocess.run(base + ["--input", str(tmp_path / "missing.txt")], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith("error:")
-    assert "missing.txt" in done.stderr
+    code, out, err = predict("--input", str(tmp_path / "missing.txt"))
+    assert code == 2 and err.strip().splitlines()[-1].startswith("error:")
+    assert "missing.txt" in err
 
 
 def test_options_may_follow_the_model_and_come_between_texts(lisa_run, capsys):

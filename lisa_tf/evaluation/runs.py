@@ -10,6 +10,8 @@ runs with a predicate identifier find the predicates first and are scored on pre
 
 from __future__ import annotations
 
+import functools
+import os
 from collections import Counter
 from typing import Optional, Sequence
 
@@ -27,7 +29,7 @@ from lisa_tf.evaluation.tables import parsing_table, per_role_table, predicate_t
 from lisa_tf.labelling.batches import check_ensemble, check_ensemble_models, predict_sentences
 from lisa_tf.labelling.parse import parse_sentences
 from lisa_tf.models import TASKS, DependencyParser
-from lisa_tf.models.runs import load_run, load_run_config, require_run
+from lisa_tf.models.runs import MODEL_FILE, load_run, load_run_config, require_run, weights_file
 
 
 class EvaluationError(UserError):
@@ -50,6 +52,37 @@ def _read_data(data: str, data_format: str, data_parse: Optional[str], parse: Op
     if parse:
         parsed = read_conllu(parse)[: len(gold)] if limit else read_conllu(parse)
     return gold, parsed
+
+
+def _file_state(path) -> tuple:
+    """A file's identity for a cache key: its path, modification time and size (``None`` if missing)."""
+    path = os.path.abspath(path)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return path, None, None
+    return path, stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=2)
+def _cached_run(run: str, weights: str, _files: tuple):
+    return load_run(run, weights)
+
+
+def _evaluated_run(run: str, weights: str):
+    """``load_run(run, weights)``, the same model object again while the run's model, weights and config
+    files are unchanged: one run evaluated under several conditions (``experiments``' predicted / gold
+    predicates / parses, on dev and test) loads once, and its compiled inference
+    (:mod:`lisa_tf.labelling.compiled`, one per model object) is traced once per condition, not per call.
+    Evaluation never changes the model it scores."""
+    run_dir = require_run(run)
+    files = [run_dir / MODEL_FILE, run_dir / "config.json"] + ([] if weights == "model" else [weights_file(run_dir, weights)])
+    return _cached_run(str(run_dir.resolve()), weights, tuple(_file_state(f) for f in files))
+
+
+@functools.lru_cache(maxsize=4)
+def _most_frequent_sense(path: str, data_format: str, _state: tuple) -> MostFrequentSense:
+    return MostFrequentSense(read_split(path, data_format))
 
 
 def evaluate_runs(
@@ -77,7 +110,7 @@ def evaluate_runs(
     # Every run, and whether the runs can form an ensemble, is checked before any model is loaded.
     configs = [load_run_config(require_run(run)) for run in runs]
     check_ensemble([(str(run), c.model.kind, TASKS[c.model.kind].model_layout(c.model)) for run, c in zip(runs, configs)])
-    models = [load_run(run, weights) for run in runs]
+    models = [_evaluated_run(run, weights) for run in runs]
     if len(models) > 1:
         check_ensemble_models(models, [str(run) for run in runs])
     config = configs[0]
@@ -225,11 +258,9 @@ def _scored(gold, predicted, predicates: str):
 def _sense_metrics(gold, predicted, training: Optional[tuple[str, str]]) -> dict:
     """Sense accuracy and semantic F1 (:mod:`lisa_tf.evaluation.senses`), and the most-frequent-sense
     baseline's accuracy on the same predicates when the training data can be read."""
-    import os
-
     metrics = sense_scores(gold, predicted)
     if training is not None and os.path.exists(training[0]):
-        baseline = MostFrequentSense(read_split(training[0], training[1]))
+        baseline = _most_frequent_sense(training[0], training[1], _file_state(training[0]))
         metrics["most_frequent_sense"] = {"training_data": training[0],
                                           "accuracy": sense_scores(gold, baseline.label(gold))["accuracy"]}
     return metrics
