@@ -19,6 +19,7 @@ in float32 whatever the training policy was).
 from __future__ import annotations
 
 import dataclasses
+import types
 from typing import Optional, Sequence
 
 import keras
@@ -90,7 +91,11 @@ class SrlModel(keras.Model):
         self.sense_head = (SenseHead(len(self.sense_labels), name="sense_head")
                            if self.sense_labels and self.config.sense_loss_weight > 0 else None)
         # The word-form lexicon that narrows the head's choice to a word's rolesets (lisa_tf.decoding.sense_choice).
-        self.sense_lexicon = sense_lexicon if self.sense_head is not None and sense_lexicon else None
+        # Plain data, held read-only and past Keras' attribute tracking: Keras walks every row of a list or
+        # dict attribute when it tracks, saves and loads a model (seconds per model for the full frame
+        # index's tens of thousands of forms); a mapping proxy is neither.
+        lexicon = types.MappingProxyType(dict(sense_lexicon)) if self.sense_head is not None and sense_lexicon else None
+        object.__setattr__(self, "sense_lexicon", lexicon)
         self.sense_choice = SenseChoice(**self.sense_lexicon, name="sense_choice") if self.sense_lexicon else None
         self.core_role_tags = CoreRoleTags(self.srl_labels)
         self.decode_mode = self.config.decode
@@ -236,7 +241,7 @@ class SrlModel(keras.Model):
             "dep_labels": list(self.dep_labels),
             "upos_labels": list(self.upos_labels),
             "sense_labels": list(self.sense_labels),
-            "sense_lexicon": self.sense_lexicon,
+            "sense_lexicon": dict(self.sense_lexicon) if self.sense_lexicon is not None else None,
         }
         # The contextual encoder's own config (architecture, vocabulary): the model loads without its preset.
         encoders = encoders_in(self)
