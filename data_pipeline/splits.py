@@ -37,12 +37,9 @@ def read_split(path: str, fmt: str, parse: Optional[str] = None, limit: int = 0)
 
     ``limit`` > 0 keeps the first ``limit`` sentences (quick runs); the parse is cut the same way.
     """
-    sentences = read_sentences(path, fmt)
+    sentences = read_sentences(path, fmt, limit)
     parse = parse or parse_beside(path)
-    parses: Optional[Sequence[Sentence]] = read_conllu(parse) if parse else None
-    if limit:
-        sentences = sentences[:limit]
-        parses = parses[:limit] if parses is not None else None
+    parses: Optional[Sequence[Sentence]] = read_conllu(parse, limit=limit) if parse else None
     if parses is not None:
         return attach_parse(sentences, parses, parse)
     # A parse-bit column of "*" alone (CoNLL-2012 files without trees) holds no tree: no heads.

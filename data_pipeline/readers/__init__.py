@@ -38,8 +38,9 @@ _LAYOUT = {
 }
 
 
-def read_sentences(path: str | os.PathLike, fmt: str) -> list[Sentence]:
-    """Read ``path`` with the reader of format ``fmt`` (one of :data:`FORMATS`).
+def read_sentences(path: str | os.PathLike, fmt: str, limit: int = 0) -> list[Sentence]:
+    """Read ``path`` with the reader of format ``fmt`` (one of :data:`FORMATS`); ``limit`` > 0 keeps the
+    first ``limit`` sentences (the conll12 and conllu readers stop there, without reading the rest).
 
     Raises:
         ValueError: ``fmt`` is not a known format.
@@ -49,7 +50,10 @@ def read_sentences(path: str | os.PathLike, fmt: str) -> list[Sentence]:
     readers = {"conll05": read_conll05, "conll12": read_conll12, "lisa": read_lisa, "conllu": read_conllu}
     if fmt not in readers:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    sentences = readers[fmt](path)
+    if fmt in ("conll12", "conllu"):
+        sentences = readers[fmt](path, limit=limit)
+    else:
+        sentences = readers[fmt](path)[: limit or None]
     if not sentences:
         raise DataFormatError(path, None, f"no sentences found; expected {fmt} data: {_LAYOUT[fmt]}")
     return sentences

@@ -26,8 +26,9 @@ Masked skeleton words stay ``"[WORD]"`` in :attr:`Sentence.words`;
 
 from __future__ import annotations
 
+import itertools
 import os
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Iterator, Optional, Sequence
 
 from data_pipeline.column_file import natural_number, read_blocks, sentence_width
 from data_pipeline.errors import DataFormatError
@@ -81,11 +82,12 @@ def conll12_files(path: str | os.PathLike) -> list[str]:
     return sorted(found)
 
 
-def read_conll12(path: str | os.PathLike) -> list[Sentence]:
+def read_conll12(path: str | os.PathLike, limit: int = 0) -> list[Sentence]:
     """Read a ``.gold_conll`` / ``.gold_skel`` file (plain or gzip), or every such file under a directory.
 
     Args:
         path: a file, whose name decides the layout, or a directory read recursively in sorted path order.
+        limit: > 0 reads only the first ``limit`` sentences (the rest of the data is not read).
 
     Returns:
         Sentences with words, POS, parse bits, predicates (lemma, sense = frameset or roleset id, argument
@@ -95,14 +97,12 @@ def read_conll12(path: str | os.PathLike) -> list[Sentence]:
         DataFormatError: wrong or ragged column count, a number of predicate rows different from the number of
             bracket columns, unbalanced brackets, a second ``(V*)`` in a column, a document marker or doc id out of place, non-UTF-8 bytes.
     """
-    sentences: list[Sentence] = []
-    for file_path in conll12_files(path):
-        sentences.extend(_read_file(file_path, conll12_format(file_path)))
-    return sentences
+    sentences = (sentence for file_path in conll12_files(path)
+                 for sentence in _read_file(file_path, conll12_format(file_path)))
+    return list(itertools.islice(sentences, limit or None))
 
 
-def _read_file(path: str, kind: str) -> list[Sentence]:
-    sentences = []
+def _read_file(path: str, kind: str) -> Iterator[Sentence]:
     # Document markers are read as rows (not comments): OntoNotes-derived files sometimes put
     # '#end document' right after the last token line, with no blank line in between.
     for block in read_blocks(path):
@@ -112,9 +112,8 @@ def _read_file(path: str, kind: str) -> list[Sentence]:
                 if row is not None:
                     _check_marker(row, path, block.line_of(i))
                 if i > start:
-                    sentences.append(_sentence(block.rows[start:i], kind, path, block.line_of(start)))
+                    yield _sentence(block.rows[start:i], kind, path, block.line_of(start))
                 start = i + 1
-    return sentences
 
 
 def _check_marker(row: list[str], path: str, line: int) -> None:

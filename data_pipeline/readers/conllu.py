@@ -15,6 +15,7 @@ falls back to UPOS; a sentence with neither is read with ``pos=None``. The UPOS 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 from typing import Iterator, Optional, Sequence
 
@@ -45,12 +46,13 @@ class ConlluCounts:
     upos_fallback: int = 0
 
 
-def read_conllu(path: str | os.PathLike, counts: Optional[ConlluCounts] = None) -> list[Sentence]:
+def read_conllu(path: str | os.PathLike, counts: Optional[ConlluCounts] = None, limit: int = 0) -> list[Sentence]:
     """Read a CoNLL-U file (plain or gzip) into sentences with words, POS, heads and dependency labels.
 
     Args:
         path: the file.
         counts: if given, incremented with the sentences, tokens and skipped lines of this file.
+        limit: > 0 reads only the first ``limit`` sentences (the rest of the file is not read).
 
     Returns:
         One :class:`Sentence` per CoNLL-U sentence, ``heads`` 1-based (0 = root), no predicates.
@@ -59,7 +61,7 @@ def read_conllu(path: str | os.PathLike, counts: Optional[ConlluCounts] = None) 
         DataFormatError: a line without exactly 10 tab-separated columns, word ids not 1, 2, 3, …, a
             HEAD that is not a token of the sentence, a sentence with heads on some tokens only.
     """
-    return [sentence for _, sentence in conllu_blocks(path, counts)]
+    return [sentence for _, sentence in itertools.islice(conllu_blocks(path, counts), limit or None)]
 
 
 def conllu_blocks(path: str | os.PathLike, counts: Optional[ConlluCounts] = None) -> Iterator[tuple[Block, Sentence]]:

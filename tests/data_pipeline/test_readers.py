@@ -10,7 +10,7 @@ READER_OF = {"conll05": "read_conll05", "conll12": "read_conll12", "lisa": "read
 def test_every_format_calls_its_reader(monkeypatch):
     assert isinstance(readers.FORMATS, tuple) and set(readers.FORMATS) == set(READER_OF)
     for name in READER_OF.values():
-        monkeypatch.setattr(readers, name, lambda path, name=name: [name, path])
+        monkeypatch.setattr(readers, name, lambda path, name=name, **_: [name, path])
     for fmt in readers.FORMATS:
         assert readers.read_sentences("some/path", fmt) == [READER_OF[fmt], "some/path"]
 

@@ -146,3 +146,23 @@ def test_ud_english_ewt_parses_attach_to_the_propbank_skeletons_they_give_words_
         if attached == 40:
             break
     assert attached == 40
+
+
+@pytest.mark.parametrize("fmt, name", [("conll12", "dev.gold_conll.gz"), ("conllu", "dev.conllu.gz")])
+def test_a_limit_reads_the_first_sentences_only(tmp_path, fmt, name):
+    """``limit`` keeps the first sentences, as a cut of the whole file would, and stops reading there: a
+    broken line after them (here one appended to the shipped EWT dev file) is never reached."""
+    from tests.conftest import DATA
+
+    shipped = DATA / "propbank-ewt" / name
+    whole = read_split(str(shipped), fmt)
+    assert read_split(str(shipped), fmt, limit=25) == whole[:25]
+    broken = tmp_path / name.replace(".gz", "")
+    broken.write_text(gzip.decompress(shipped.read_bytes()).decode("utf-8") + "broken line\n\n", encoding="utf-8")
+    with pytest.raises(DataFormatError):
+        read_split(str(broken), fmt)
+
+    def content(sentences):  # the copy has another path, and no parse file beside it
+        return [(s.words, s.pos, s.predicates) for s in sentences]
+
+    assert content(read_split(str(broken), fmt, limit=25)) == content(whole[:25])
