@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 source tools/ensure_venv.sh
-exec python -m pytest -n "${LISA_TF_TEST_WORKERS:-2}" --dist loadfile "${@:-tests}"
+exec python -m pytest -n "${LISA_TF_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "${@:-tests}"

@@ -104,3 +104,15 @@ def deepatt_pair(tmp_path_factory):
         train(config, base / f"seed{seed}", verbose=0)
         runs.append(base / f"seed{seed}")
     return runs
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files of the longest tests first, longest first: ``@pytest.mark.slow(minutes=…)`` (measured
+    on an idle 2-core machine), summed per file. run_tests.sh hands whole files to its two workers in
+    this order (``--dist loadfile --no-loadscope-reorder``; the default order, by number of tests, started
+    the 9-minute experiments file last, and one worker ran it alone at the end)."""
+    minutes: dict = {}
+    for item in items:
+        marker = item.get_closest_marker("slow")
+        minutes[item.path] = minutes.get(item.path, 0.0) + (float(marker.kwargs.get("minutes", 1.0)) if marker else 0.0)
+    items.sort(key=lambda item: -minutes[item.path])  # stable: each file's tests, and the other files, keep their order

@@ -167,6 +167,7 @@ def test_the_site_builds_strictly(tmp_path):
     assert "python -m lisa_tf label-corpus" in cli and "--shard-bytes" in cli  # rendered from the parsers
 
 
+@pytest.mark.slow(minutes=1.5)
 def test_python_blocks_run(tmp_path):
     """Each ``python`` block runs as a script, where the files the page's commands before it write exist
     (``exports/srl``: the shipped fast model's export, as ``export`` writes it)."""
@@ -206,6 +207,7 @@ def test_curl_lines_get_answers_from_the_server():
     assert sent >= 4
 
 
+@pytest.mark.slow(minutes=1.1)
 def test_an_output_block_is_what_its_command_prints():
     shown = 0
     for page in PAGES:
@@ -223,6 +225,7 @@ def test_an_output_block_is_what_its_command_prints():
 
 
 
+@pytest.mark.slow(minutes=1.0)
 def test_pages_render_in_a_browser(tmp_path):
     """The built site opened from disk (the offline plugin's pages) in headless Chromium: the serving
     page and the API reference of ``lisa_tf.load`` render with their headings and navigation, and the

@@ -31,6 +31,7 @@ def _ops(export) -> set:
     return {n.op for n in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
 
 
+@pytest.mark.slow(minutes=1.0)
 def test_export_runs_the_encoder_in_graph_and_equals_in_process_prediction(tmp_path):
     config = load_config(None, tiny_overrides(**{**TINY_LISA, "model.kind": "sa", "model.contextual": "minilm"}))
     sentences = read_split(EWT / "dev.gold_conll.gz", "conll12", EWT / "dev.conllu.gz", 6)

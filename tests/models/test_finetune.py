@@ -55,6 +55,7 @@ def test_a_trainable_encoder_trains_its_blocks_at_decaying_rates_and_keeps_its_e
     np.testing.assert_allclose(frozen(tokens, training=True), frozen(tokens, training=False))
 
 
+@pytest.mark.slow(minutes=0.9)
 def test_fine_tuning_trains_the_encoder_in_the_step_and_saves_it(tmp_path):
     from lisa_tf.models.runs import load_run
     from lisa_tf.training.loop import train

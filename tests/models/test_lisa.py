@@ -4,6 +4,7 @@ given parse when one is injected, and SA has no syntax at all."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from data_pipeline.dataset import make_dataset
@@ -40,6 +41,7 @@ def _model_and_batch(tiny, sentences=6, **extra):
     return config, vocabs, model, batch
 
 
+@pytest.mark.slow(minutes=1.0)
 def test_overfits_twenty_real_sentences_srl_and_parse(tmp_path, tiny):
     # Over seeds 1-5 this tiny run reaches 92-98 dev F1 (the same spread as before the models shared
     # one backbone): 90 separates a model that learns from one that does not (an untrained one: < 10).

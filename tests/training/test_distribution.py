@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from lisa_tf.training.checkpoints import step_files
 
 
@@ -81,6 +83,7 @@ def test_multiworker_two_processes_on_localhost(tmp_path):
     assert not (tmp_path / "worker1" / "done.json").exists()  # the other worker does not
 
 
+@pytest.mark.slow(minutes=0.9)
 def test_sigkill_then_resume_continues_from_the_checkpoint(tmp_path):
     run = tmp_path / "run"
     args = [sys.executable, str(SCRIPT), str(run), "train.max_steps=60", "train.eval_every=20"]

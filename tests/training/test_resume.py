@@ -57,6 +57,7 @@ def _newest_checkpoint(run) -> int:
     return int(step_files(run / "checkpoints")[-1].name[len("step-"):-len(".weights.h5")])
 
 
+@pytest.mark.slow(minutes=1.0)
 def test_a_run_stopped_three_times_trains_as_the_uninterrupted_run(tmp_path, monkeypatch, read_once):
     whole = tmp_path / "uninterrupted"
     loop.train(quick_config(STEPS), whole, verbose=0)
