@@ -50,7 +50,7 @@ def _read_data(data: str, data_format: str, data_parse: Optional[str], parse: Op
     gold = read_split(data, data_format, data_parse, limit)
     parsed = None
     if parse:
-        parsed = read_conllu(parse)[: len(gold)] if limit else read_conllu(parse)
+        parsed = read_conllu(parse, limit=len(gold) if limit else 0)
     return gold, parsed
 
 
