@@ -291,10 +291,6 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
         decoded = model.decode_scores(model.predict_scores(batch), batch, tree=True)
         return {"lengths": batch["length"]} | syntax_outputs(decoded, batch["token_mask"])
 
-    def parse_text(spans):
-        """:func:`parse` of :func:`tokenized` raw sentences, with the tokens and their offsets."""
-        return spans | parse(spans["tokens"])
-
     def left_aligned(flags):
         """The token positions of each sentence's predicates, left-aligned into [B, P] (−1 padding)."""
         ragged = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(flags)[1])[None], tf.shape(flags)), flags)
@@ -356,10 +352,11 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
             spans[key] = tf.where(spans[key] >= 0, spans[key] + shift, -1)
         return paragraph_layout(answer_sentences(spans), rows, starts, ends, tf.shape(texts)[0])
 
-    def text(answer):
-        """Tokenised sentences with character offsets → every predicate's argument spans."""
+    def text(answer, label):
+        """Tokenised sentences with character offsets → every predicate's argument spans, from the
+        predicates ``label`` (the token signature's function) finds and labels."""
         tokens, char_starts, char_ends = answer["tokens"], answer["token_starts"], answer["token_ends"]
-        out = run(tokens) if layout == "sentence" else find_and_label(tokens)
+        out = label(tokens)
         batch, predicates, time = tf.unstack(tf.shape(out["srl_tags"]))
         spans = bio_spans(tf.reshape(out["srl_tags"], [-1, time]), tf.reshape(out["srl_scores"], [-1, time]))
 
@@ -395,33 +392,45 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
     tokens_spec = tf.TensorSpec([None, None], tf.string, name="tokens")
     sentences_spec = tf.TensorSpec([None], tf.string, name="sentences")
     text_spec = tf.TensorSpec([None], tf.string, name="text")
+    index_spec = tf.TensorSpec([None], tf.int32, name="predicate_index")
+    heads_spec = tf.TensorSpec([None, None], tf.int32, name="parse_heads")
     if isinstance(model, DependencyParser):
+        parse_tokens = shared_function(parse, tokens_spec)
         return {
-            "serving_default": (parse, [tokens_spec]),
-            "sentences": (lambda sentences: parse(split(sentences)), [sentences_spec]),
-            "text": (lambda text: paragraphs(text, parse_text), [text_spec]),
+            "serving_default": (parse_tokens, [tokens_spec]),
+            "sentences": (lambda sentences: parse_tokens(split(sentences)), [sentences_spec]),
+            "text": (lambda text: paragraphs(text, lambda spans: spans | parse_tokens(spans["tokens"])), [text_spec]),
         }
     if layout == "predicate":
-        index_spec = tf.TensorSpec([None], tf.int32, name="predicate_index")
+        label = shared_function(lambda tokens, predicate_index: run(tokens, predicate_index), tokens_spec, index_spec)
         functions = {
-            "serving_default": (lambda tokens, predicate_index: run(tokens, predicate_index), [tokens_spec, index_spec]),
-            "sentences": (lambda sentences, predicate_index: run(split(sentences), predicate_index),
+            "serving_default": (label, [tokens_spec, index_spec]),
+            "sentences": (lambda sentences, predicate_index: label(split(sentences), predicate_index),
                           [sentences_spec, index_spec]),
         }
         if model.predicts_predicates:
-            functions["find_predicates"] = (find_and_label, [tokens_spec])
-            functions["text"] = (lambda text_: paragraphs(text_, text), [text_spec])
+            find = shared_function(find_and_label, tokens_spec)
+            functions["find_predicates"] = (find, [tokens_spec])
+            functions["text"] = (lambda text_: paragraphs(text_, lambda spans: text(spans, find)), [text_spec])
         return functions
+    label = shared_function(lambda tokens: run(tokens), tokens_spec)
     functions = {
-        "serving_default": (lambda tokens: run(tokens), [tokens_spec]),
-        "sentences": (lambda sentences: run(split(sentences)), [sentences_spec]),
-        "text": (lambda text_: paragraphs(text_, text), [text_spec]),
+        "serving_default": (label, [tokens_spec]),
+        "sentences": (lambda sentences: label(split(sentences)), [sentences_spec]),
+        "text": (lambda text_: paragraphs(text_, lambda spans: text(spans, label)), [text_spec]),
     }
     if uses_syntax:
-        heads_spec = tf.TensorSpec([None, None], tf.int32, name="parse_heads")
         functions["with_parse"] = (lambda tokens, parse_heads: run(tokens, parse_heads=parse_heads),
                                    [tokens_spec, heads_spec])
     return functions
+
+
+def shared_function(function, *input_signature: tf.TensorSpec):
+    """``function`` as a ``tf.function`` of ``input_signature`` that several signatures call: its graph is
+    traced once per tracing context (Keras' export archive traces every endpoint, then
+    ``tf.saved_model.save`` traces each again under its save options) and stored once, instead of once
+    inside every signature that runs the model. The signatures' graphs call it."""
+    return tf.function(function, input_signature=list(input_signature), autograph=False)
 
 
 class ExportError(UserError):

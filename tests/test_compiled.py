@@ -31,3 +31,14 @@ def test_one_compiled_function_per_model_and_options(lisa_run, deepatt_run):
     assert compiled(decode_batch, [lisa], inject_parse=False) is first
     assert compiled(decode_batch, [lisa], inject_parse=True) is not first
     assert compiled(decode_batch, [deepatt]) is not compiled(decode_batch, [lisa])
+
+
+def test_the_first_batch_traces_a_graph_for_every_length(lisa_run):
+    """One trace serves batches of other sizes and lengths from the start: ``reduce_retracing`` alone traced
+    the first batch's shapes, then the whole model and decoder again for the second shape."""
+    predictor = lisa_tf.load(lisa_run, max_sentence_tokens=100)
+    words = "the company said it expects growth in its markets next year".split()
+    predictor.predict(tokens=[words[:4]])
+    assert trace_count(predictor.model) == 1
+    predictor.predict(tokens=[words[:9], words[:2], words])
+    assert trace_count(predictor.model) == 1

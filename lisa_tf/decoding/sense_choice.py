@@ -196,6 +196,18 @@ class _Lexicon:
     core_roles: list
 
 
+@tf.autograph.experimental.do_not_convert
+def _core_role_table(lexicon: _Lexicon, roles: tuple) -> np.ndarray:
+    """``[rolesets + 1, len(roles)]`` bool: which of ``roles`` each roleset has (``"*"``: any), the last
+    row all true (``none``, a roleset the index lacks); computed once per lexicon and roles (plain
+    Python, never converted by AutoGraph: a traced decoder spent seconds on its 80,000 rows)."""
+    cache = lexicon.__dict__.setdefault("_core_tables", {})
+    if roles not in cache:
+        rows = [[c == "*" or r in c for r in roles] for c in lexicon.core_roles] + [[True] * len(roles)]
+        cache[roles] = np.array(rows, bool).reshape(len(lexicon.core_roles) + 1, len(roles))
+    return cache[roles]
+
+
 @functools.lru_cache(maxsize=4)
 def _load_index(path: str, modified: int):
     """The frame index at ``path`` as of its modification time ``modified`` and its form table
@@ -273,8 +285,7 @@ class SenseChoice(keras.layers.Layer):
     def allowed_core(self, sense, roles: Sequence[str]):
         """``[N, len(roles)]`` bool: which of the core ``roles`` (``("0", "1", …)``) each chosen roleset
         has; every one for ``none`` and for rolesets the index lacks."""
-        table = np.array([[c == "*" or r in c for r in roles] for c in self.lexicon.core_roles] + [[True] * len(roles)],
-                         bool).reshape(len(self.lexicon.core_roles) + 1, len(roles))
+        table = _core_role_table(self.lexicon, tuple(roles))
         return tf.gather(tf.constant(table), tf.where(sense >= 0, sense, len(self.lexicon.rolesets)))
 
     def get_config(self):

@@ -81,8 +81,8 @@ def _evaluated_run(run: str, weights: str):
 
 
 @functools.lru_cache(maxsize=4)
-def _most_frequent_sense(path: str, data_format: str, _state: tuple) -> MostFrequentSense:
-    return MostFrequentSense(read_split(path, data_format))
+def _most_frequent_sense(path: str, data_format: str, limit: int, _state: tuple) -> MostFrequentSense:
+    return MostFrequentSense(read_split(path, data_format, limit=limit))
 
 
 def evaluate_runs(
@@ -117,8 +117,8 @@ def evaluate_runs(
     gold, parsed = _read_data(data, data_format or config.data.format, data_parse, parse, limit)
     return evaluate_models(models, gold, names=list(runs), data=data, parse=parsed, parse_name=parse,
                            gold_parse=gold_parse, gold_predicates=gold_predicates, token_budget=token_budget,
-                           return_sentences=return_sentences, training=(config.data.train, config.data.format),
-                           predicates=predicates, constraints=constraints)
+                           return_sentences=return_sentences, predicates=predicates, constraints=constraints,
+                           training=(config.data.train, config.data.format, config.data.max_train_sentences))
 
 
 def evaluate_model(
@@ -184,7 +184,8 @@ def evaluate_model(
         # scored on every sentence, as the .keras path is: the serving limit is not an evaluation's
         export.max_sentence_tokens = max([export.max_sentence_tokens] + [len(s) for s in gold])
         return evaluate_export(export, gold, name=str(path), **options)
-    training = (record["data"]["train"], record["data"]["format"]) if record is not None else None
+    training = (record["data"]["train"], record["data"]["format"], record["data"].get("max_train_sentences", 0)) \
+        if record is not None else None
     return evaluate_models([loaded], gold, names=[str(path)], token_budget=token_budget, training=training, **options)
 
 
@@ -200,15 +201,15 @@ def evaluate_models(
     gold_predicates: bool = False,
     token_budget: int = 4096,
     return_sentences: bool = False,
-    training: Optional[tuple[str, str]] = None,
+    training: Optional[tuple[str, str, int]] = None,
     predicates: str = "all",
     constraints: bool = True,
 ):
     """Metrics of loaded models (one, or an ensemble) on the ``gold`` sentences of ``data``: what
     :func:`evaluate_runs` computes once the runs are loaded; ``names`` label the models in the
     result, ``parse`` (sentences read from the CoNLL-U file ``parse_name``) is injected. For a model
-    with a sense head, ``training`` (the training data's path and format, where it can be read) gives
-    the most-frequent-sense baseline beside the sense accuracy."""
+    with a sense head, ``training`` (the training data's path, format and sentence limit, where it can be
+    read: :func:`_sense_metrics`) gives the most-frequent-sense baseline beside the sense accuracy."""
     vocabs = models[0].vocabularies()
     if predicates == "verbal":  # before labelling: POS tags are LISA's and SA's
         if isinstance(models[0], DependencyParser):
@@ -255,13 +256,16 @@ def _scored(gold, predicted, predicates: str):
         raise EvaluationError(f"--predicates verbal: {error}; score all predicates") from None
 
 
-def _sense_metrics(gold, predicted, training: Optional[tuple[str, str]]) -> dict:
+def _sense_metrics(gold, predicted, training: Optional[tuple[str, str, int]]) -> dict:
     """Sense accuracy and semantic F1 (:mod:`lisa_tf.evaluation.senses`), and the most-frequent-sense
-    baseline's accuracy on the same predicates when the training data can be read."""
+    baseline's accuracy on the same predicates when the training data can be read: ``training`` is the
+    model's training file, its format and how many of its first sentences the model was trained on
+    (``data.max_train_sentences``, 0 all), the data the baseline counts."""
     metrics = sense_scores(gold, predicted)
     if training is not None and os.path.exists(training[0]):
-        baseline = _most_frequent_sense(training[0], training[1], _file_state(training[0]))
-        metrics["most_frequent_sense"] = {"training_data": training[0],
+        path, data_format, limit = training
+        baseline = _most_frequent_sense(path, data_format, limit, _file_state(path))
+        metrics["most_frequent_sense"] = {"training_data": path if not limit else f"{path}, first {limit} sentences",
                                           "accuracy": sense_scores(gold, baseline.label(gold))["accuracy"]}
     return metrics
 

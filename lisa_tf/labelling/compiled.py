@@ -4,8 +4,10 @@ Keras models called eagerly run every op from Python: labelling EWT test with ``
 ~400 tokens/s eagerly and ~1,900 tokens/s as a ``tf.function`` on the same batches (2 CPU cores). A
 ``tf.function`` is traced once per input signature, so one made per call, or per batch shape, would
 spend its time tracing instead: :func:`compiled` makes each function once and keeps it as long as the
-model it belongs to lives, and ``reduce_retracing=True`` relaxes batch and sentence lengths to
-``None`` after the first shapes, so batches of new lengths run the traced graph.
+model it belongs to lives. Its first call traces it once for every batch and sentence length (each
+input's dimensions ``None`` but a feature width), so batches of new lengths run the traced graph;
+``reduce_retracing=True`` alone would trace the first batch's shapes, then a relaxed graph again on the
+second shape seen, two traces of the whole model and decoder where one does.
 
 The function holds its models through weak references: the cache never keeps a model alive (it is a
 :class:`weakref.WeakKeyDictionary` on the first model).
@@ -21,6 +23,7 @@ from __future__ import annotations
 import weakref
 from typing import Callable, Sequence
 
+import numpy as np
 import tensorflow as tf
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -51,8 +54,37 @@ def compiled(function: Callable, models: Sequence, **options) -> Callable[[dict]
         def run(batch):
             return function([reference() for reference in references], batch, **options)
 
-        per_model[key] = tf.function(run, reduce_retracing=True)
+        per_model[key] = _traced_for_any_length(tf.function(run, reduce_retracing=True))
     return per_model[key]
+
+
+def _any_length(value):
+    """The spec of a tensor (or array) with every dimension ``None`` but a feature width (the last one of a
+    floating-point tensor of rank 3 or more: word vectors); other values as they are."""
+    if isinstance(value, (tf.Tensor, np.ndarray)):
+        value = tf.convert_to_tensor(value)
+        shape = [None] * value.shape.rank
+        if value.dtype.is_floating and len(shape) >= 3:
+            shape[-1] = value.shape[-1]
+        return tf.TensorSpec(shape, value.dtype)
+    return value
+
+
+def _traced_for_any_length(function):
+    """``function`` (a ``tf.function`` of one dict of tensors) whose first call traces it for inputs of
+    any length: later calls with the same keys, ranks and dtypes run that graph (a call's shapes are a
+    subtype of the relaxed ones)."""
+    first = True
+
+    def call(batch):
+        nonlocal first
+        if first:
+            first = False
+            function.get_concrete_function(tf.nest.map_structure(_any_length, batch))
+        return function(batch)
+
+    call.experimental_get_tracing_count = function.experimental_get_tracing_count
+    return call
 
 
 def trace_count(model) -> int:

@@ -86,3 +86,16 @@ def test_most_frequent_sense_labels_every_predicate_and_is_beaten_by_gold(train,
     assert [len(s.predicates) for s in labelled] == [len(s.predicates) for s in dev]
     accuracy = sense_scores(dev, labelled)["accuracy"]
     assert 50.0 < accuracy < 100.0  # the baseline is right often, not always (be.03 is frequent)
+
+
+def test_the_baseline_counts_the_sentences_the_model_was_trained_on(train, dev):
+    """A run trained on the first 20 sentences (``data.max_train_sentences``) is compared with the
+    most frequent senses of those 20, not of the whole file."""
+    from lisa_tf.evaluation.runs import _sense_metrics
+
+    metrics = _sense_metrics(dev, dev, (str(TRAIN), "conll12", 20))["most_frequent_sense"]
+    assert metrics["training_data"] == f"{TRAIN}, first 20 sentences"
+    assert metrics["accuracy"] == sense_scores(dev, MostFrequentSense(train[:20]).label(dev))["accuracy"]
+    whole = _sense_metrics(dev, dev, (str(TRAIN), "conll12", 0))["most_frequent_sense"]
+    assert whole["training_data"] == str(TRAIN)
+    assert whole["accuracy"] == sense_scores(dev, MostFrequentSense(train).label(dev))["accuracy"] > metrics["accuracy"]
