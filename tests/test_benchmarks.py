@@ -83,7 +83,7 @@ def test_training_clock_times_every_step_inside_fit():
     assert all(step > 0 for step in log[0]) and 0 < sum(log[0]) <= seconds
 
 
-@pytest.mark.slow(minutes=1.5)
+@pytest.mark.slow(minutes=1.4)
 def test_labelling_speed_benchmark_measures_every_path_on_a_tiny_input(lisa_run, tmp_path):
     """``benchmarks/labelling_speed.py`` on the tiny LISA run and 12 sentences: every path gives a rate,
     the server answers the first request of each signature, and the JSON holds what the table shows."""
@@ -120,7 +120,7 @@ def test_predict_stream_memory_benchmark_samples_a_whole_run(lisa_run, tmp_path)
     assert "labelled" in record["last_stderr_line"] and out.with_suffix(".png").stat().st_size > 1000
 
 
-@pytest.mark.slow(minutes=1.4)
+@pytest.mark.slow(minutes=1.1)
 def test_domain_adaptation_benchmark_runs_on_a_tiny_input(tmp_path):
     """``benchmarks/domain_adaptation.py --quick``: the held-out genre's splits hold that genre only,
     the three models are trained (the adapted one from the base model) and scored on its test slice."""
@@ -143,7 +143,7 @@ def test_domain_adaptation_benchmark_runs_on_a_tiny_input(tmp_path):
     assert adapted["train"]["init"] == str(splits / "runs" / "base")
 
 
-@pytest.mark.slow(minutes=0.9)
+@pytest.mark.slow(minutes=1.0)
 def test_label_corpus_benchmark_compares_with_predict_on_a_tiny_input(tmp_path):
     """``benchmarks/label_corpus.py`` on 4 EWT test sentences in one file, one worker, and a "large" file
     of 20 lines (2 sentences): predict --input and label-corpus write the same frames (the benchmark

@@ -50,7 +50,7 @@ def _check_results(out: pathlib.Path, splits, models):
     return results
 
 
-@pytest.mark.slow(minutes=8.6)
+@pytest.mark.slow(minutes=6.6)
 def test_open_quick_contextual_end_to_end_and_resume(tmp_path):
     """LISA and its twins with MiniLM word vectors, frozen and fine-tuned (``--contextual``), with the D&M
     parser and its twins; a predicate
