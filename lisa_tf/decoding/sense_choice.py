@@ -199,13 +199,10 @@ class _Lexicon:
 @tf.autograph.experimental.do_not_convert
 def _core_role_table(lexicon: _Lexicon, roles: tuple) -> np.ndarray:
     """``[rolesets + 1, len(roles)]`` bool: which of ``roles`` each roleset has (``"*"``: any), the last
-    row all true (``none``, a roleset the index lacks); computed once per lexicon and roles (plain
-    Python, never converted by AutoGraph: a traced decoder spent seconds on its 80,000 rows)."""
-    cache = lexicon.__dict__.setdefault("_core_tables", {})
-    if roles not in cache:
-        rows = [[c == "*" or r in c for r in roles] for c in lexicon.core_roles] + [[True] * len(roles)]
-        cache[roles] = np.array(rows, bool).reshape(len(lexicon.core_roles) + 1, len(roles))
-    return cache[roles]
+    row all true (``none``, a roleset the index lacks). Plain Python, never converted by AutoGraph: converted,
+    its 80,000 rows cost a traced decoder seconds; as it is, about 0.1 s."""
+    rows = [[c == "*" or r in c for r in roles] for c in lexicon.core_roles] + [[True] * len(roles)]
+    return np.array(rows, bool).reshape(len(lexicon.core_roles) + 1, len(roles))
 
 
 @functools.lru_cache(maxsize=4)
