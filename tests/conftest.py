@@ -7,8 +7,11 @@ user's clone, where it does not exist; what the core suite needs ships in ``data
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pathlib
+import shutil
+from typing import Callable
 
 import pytest
 
@@ -39,6 +42,26 @@ def shipped_export(name: str) -> pathlib.Path:
     return build_export(SHIPPED / name, report=lambda line: None)
 
 
+def built_once(tmp_path_factory, name: str, build: Callable[[pathlib.Path], None]) -> pathlib.Path:
+    """The directory ``NAME`` made by ``build(path)`` once per test session, whichever test asks first.
+
+    Under pytest-xdist the workers share it: it lives beside their temporary directories, the first
+    worker to ask builds it while the others wait on a lock, and a ``NAME.done`` file marks it whole (a
+    build that failed is removed and tried again by the next test that asks). The tests read it; one
+    that changes a run copies it first. Run alone, it is built in the session's temporary directory."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    target, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(target, ignore_errors=True)
+            build(target)
+            done.touch()
+    return target
+
+
 @pytest.fixture(scope="session")
 def deepatt_run(tmp_path_factory):
     """A tiny DeepAtt run trained with the bf16 policy on 20 real EWT sentences (shared by export
@@ -47,18 +70,19 @@ def deepatt_run(tmp_path_factory):
     from lisa_tf.training.loop import train
     from tests.models.conftest import tiny_overrides
 
-    run = tmp_path_factory.mktemp("deepatt") / "run"
-    config = load_config(None, tiny_overrides(**{
-        "model.kind": "deepatt", "model.decode": "viterbi", "train.max_steps": 300, "train.eval_every": 300,
-        "train.mixed_precision": "mixed_bfloat16",
-    }))
-    try:
-        train(config, run, verbose=0)
-    finally:
-        import keras
+    def build(run):
+        config = load_config(None, tiny_overrides(**{
+            "model.kind": "deepatt", "model.decode": "viterbi", "train.max_steps": 300, "train.eval_every": 300,
+            "train.mixed_precision": "mixed_bfloat16",
+        }))
+        try:
+            train(config, run, verbose=0)
+        finally:
+            import keras
 
-        keras.mixed_precision.set_global_policy("float32")
-    return run
+            keras.mixed_precision.set_global_policy("float32")
+
+    return built_once(tmp_path_factory, "deepatt_run", build)
 
 
 @pytest.fixture(scope="session")
@@ -70,10 +94,8 @@ def lisa_run(tmp_path_factory):
     from tests.models.conftest import tiny_overrides
     from tests.models.test_lisa import TINY_LISA
 
-    run = tmp_path_factory.mktemp("lisa") / "run"
     config = load_config(None, tiny_overrides(**TINY_LISA, **{"train.max_steps": 200, "train.eval_every": 200}))
-    train(config, run, verbose=0)
-    return run
+    return built_once(tmp_path_factory, "lisa_run", lambda run: train(config, run, verbose=0))
 
 
 @pytest.fixture(scope="session")
@@ -81,9 +103,8 @@ def lisa_export(lisa_run, tmp_path_factory):
     """The tiny LISA run and its SavedModel export (``…/srl/1``)."""
     from export.saved_model import export_run
 
-    export = tmp_path_factory.mktemp("lisa_export") / "srl" / "1"
-    export_run(lisa_run, export)
-    return lisa_run, export
+    base = built_once(tmp_path_factory, "lisa_export", lambda base: export_run(lisa_run, base / "srl" / "1"))
+    return lisa_run, base / "srl" / "1"
 
 
 @pytest.fixture(scope="session")
@@ -94,16 +115,16 @@ def deepatt_pair(tmp_path_factory):
     from lisa_tf.training.loop import train
     from tests.models.conftest import tiny_overrides
 
-    base = tmp_path_factory.mktemp("deepatt_pair")
-    runs = []
-    for seed in (1, 2):
-        config = load_config(None, tiny_overrides(**{
-            "model.kind": "deepatt", "model.decode": "argmax", "train.max_steps": 90, "train.eval_every": 30,
-            "train.keep_weights": 2, "train.seed": seed,
-        }))
-        train(config, base / f"seed{seed}", verbose=0)
-        runs.append(base / f"seed{seed}")
-    return runs
+    def build(base):
+        for seed in (1, 2):
+            config = load_config(None, tiny_overrides(**{
+                "model.kind": "deepatt", "model.decode": "argmax", "train.max_steps": 90, "train.eval_every": 30,
+                "train.keep_weights": 2, "train.seed": seed,
+            }))
+            train(config, base / f"seed{seed}", verbose=0)
+
+    base = built_once(tmp_path_factory, "deepatt_pair", build)
+    return [base / "seed1", base / "seed2"]
 
 
 def pytest_collection_modifyitems(config, items):

@@ -111,6 +111,7 @@ def deepatt_export(deepatt_run, tmp_path_factory) -> pathlib.Path:
     """The tiny DeepAtt run's SavedModel export (``…/srl/1``)."""
     from export.saved_model import export_run
 
-    out = tmp_path_factory.mktemp("exports") / "srl" / "1"
-    export_run(deepatt_run, out)
-    return out
+    from tests.conftest import built_once
+
+    base = built_once(tmp_path_factory, "deepatt_export", lambda base: export_run(deepatt_run, base / "srl" / "1"))
+    return base / "srl" / "1"
