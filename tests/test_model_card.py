@@ -115,8 +115,22 @@ def test_the_size_limit_names_the_word_vectors_the_model_has():
     card["training"]["config"]["model"].update(contextual="minilm", contextual_trainable=True)
     text = srl_card_markdown(card)
     assert "MiniLM encoder (all-MiniLM-L6-v2, 6 layers) fine-tuned" in text and "GloVe vectors" not in text
+    assert "fine-tuned with the task for 2,000 steps (0.2 hours of training)" in text  # the card's, not a fixed budget
     card["training"]["config"]["model"]["contextual_trainable"] = False
     assert "frozen MiniLM encoder" in srl_card_markdown(card)
+
+
+def test_a_sense_model_card_shows_its_sense_accuracy_beside_the_baseline():
+    card = _card()
+    text = srl_card_markdown(card)
+    assert "## Predicate senses" not in text and "predicate senses (rolesets) are not predicted" in text
+    card["evaluation"]["test.gold_predicates"] = {"srl": _srl(66.1, 67.2, 66.65), "senses": {
+        "gold_predicates": 4321, "accuracy": 95.51, "semantic": {"f1": 77.72},
+        "most_frequent_sense": {"training_data": "train", "accuracy": 91.19}}}
+    text = srl_card_markdown(card)
+    section = text.split("## Predicate senses")[1].split("##")[0]
+    assert "| Test | 4,321 | 95.51 | 91.19 | 77.72 |" in section and "| Dev |" not in section
+    assert "not predicted" not in text and "marked `sense_source: frame_index`" in text
 
 
 def test_parser_card_rows():

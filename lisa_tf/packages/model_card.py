@@ -24,9 +24,7 @@ TOP_ROLES = 16
 LIMITS = (
     "Trained on web text only (the English Web Treebank: weblogs, newsgroups, e-mail, reviews, question "
     "answers); news, fiction or speech transcripts will be labelled less well.",
-    "Unified PropBank frames of the propbank-release annotation: role numbering follows those frame files, and "
-    "predicate senses (rolesets) are not predicted. Scores are not comparable with CoNLL-2005 or CoNLL-2012 "
-    "results, which use other data, frames and splits.",
+    "SENSES",
     "Verbal and other predicates are found by the model itself; a missed predicate loses all its arguments.",
     "SIZE",
     "English only; text is split into sentences and tokenised with the project's UD English-EWT tokeniser, "
@@ -42,6 +40,18 @@ def _f(value) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
+#: The frames line of the known limits, by whether the model has a sense head.
+FRAMES = {
+    False: "Unified PropBank frames of the propbank-release annotation: role numbering follows those frame files, "
+           "and predicate senses (rolesets) are not predicted. Scores are not comparable with CoNLL-2005 or "
+           "CoNLL-2012 results, which use other data, frames and splits.",
+    True: "Unified PropBank frames of the propbank-release annotation: role numbering follows those frame files. A "
+          "predicate's sense is chosen among the rolesets its word had in the training data or has in the shipped "
+          "frame index; a word with index rolesets the model never saw gets the index's first roleset of its lemma, "
+          "marked `sense_source: frame_index`, and a word unknown to both gets none. Scores are not comparable with "
+          "CoNLL-2005 or CoNLL-2012 results, which use other data, frames and splits.",
+}
+
 #: The size line of the known limits, by the word vectors the model was trained with.
 SIZES = {
     "glove": "A small model with 50-dimensional GloVe vectors, sized to train on a 2-core CPU: fast, but well below "
@@ -49,9 +59,9 @@ SIZES = {
              "vocabulary is unknown to it (see the unseen predicates above).",
     "frozen": "Word vectors from a frozen MiniLM encoder (all-MiniLM-L6-v2, 6 layers) with a small model sized to "
               "train on a 2-core CPU: below the published numbers of the architecture with ELMo on CoNLL data.",
-    "fine-tuned": "A MiniLM encoder (all-MiniLM-L6-v2, 6 layers) fine-tuned with the task within a 2-hour budget "
-                  "on a 2-core CPU: smaller and trained far shorter than the BERT-base models of published SRL "
-                  "results; about 4x slower than the GloVe model (srl-fast).",
+    "fine-tuned": "A MiniLM encoder (all-MiniLM-L6-v2, 6 layers) fine-tuned with the task for {steps:,} steps "
+                  "({hours:.1f} hours of training) on a 2-core CPU: smaller and trained far shorter than the "
+                  "BERT-base models of published SRL results; about 4x slower than the GloVe model (srl-fast).",
 }
 
 
@@ -63,7 +73,34 @@ def _vectors(card: dict) -> str:
 
 
 def _limits(card: dict, limits) -> list[str]:
-    return [SIZES[_vectors(card)] if limit == "SIZE" else limit for limit in limits]
+    training = card["training"]
+    size = SIZES[_vectors(card)].format(steps=training["steps"], hours=(training["minutes"] or 0) / 60.0)
+    named = {"SIZE": size, "SENSES": FRAMES[_has_senses(card)]}
+    return [named.get(limit, limit) for limit in limits]
+
+
+def _has_senses(card: dict) -> bool:
+    """Whether the card's model predicts senses: its evaluations score them."""
+    return any("senses" in value for value in card["evaluation"].values() if isinstance(value, dict))
+
+
+def _senses(card: dict) -> list[str]:
+    """Sense accuracy on the gold predicates beside the most-frequent-sense baseline, and semantic F1."""
+    rows = []
+    for split, name in SPLITS:
+        senses = card["evaluation"].get(f"{split}.gold_predicates", {}).get("senses")
+        if senses:
+            baseline = senses.get("most_frequent_sense", {}).get("accuracy")
+            rows.append(f"| {name} | {senses['gold_predicates']:,} | {_f(senses['accuracy'])} | {_f(baseline)} | "
+                        f"{_f(senses['semantic']['f1'])} |")
+    if not rows:
+        return []
+    return ["## Predicate senses", "",
+            "Each predicate's PropBank roleset (`bark.01`), scored on the gold predicates; the baseline gives each "
+            "word the roleset it has most often in the training data. Semantic F1 counts each sense as one more "
+            "dependency (CoNLL-2009).", "",
+            "| split | gold predicates | sense accuracy | most frequent sense | semantic F1 |",
+            "|---|---:|---:|---:|---:|"] + rows + [""]
 
 
 def _files(card: dict) -> list[str]:
@@ -222,7 +259,7 @@ def srl_card_markdown(card: dict) -> str:
              f"python -m lisa_tf serve{f' --model_name {package}' if named else ''}"
              "            # TensorFlow Serving REST API and demo page on 127.0.0.1:8501",
              "```", ""]
-    lines += (_files(card) + [""] + _training(card) + _results(card) + _slices(card) + _per_role(card)
+    lines += (_files(card) + [""] + _training(card) + _results(card) + _senses(card) + _slices(card) + _per_role(card)
               + _by_length(card))
     float32 = f" (the float32 weights before 16-bit storage: {_f(check['f1_float32'])})" if "f1_float32" in check else ""
     decoding = ", decoded with frame constraints" if check.get("constraints") else ""

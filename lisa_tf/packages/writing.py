@@ -88,7 +88,7 @@ def _training(run_dir: pathlib.Path) -> dict:
     """What the run's own files say about its training: config, steps, best step, wall time."""
     from lisa_tf.config import ExperimentConfig
     from lisa_tf.models.runs import load_run_config, read_done
-    from lisa_tf.training.curves import read_metrics
+    from lisa_tf.training.curves import read_metrics, training_seconds
 
     config = load_run_config(run_dir).to_dict()
     defaults = ExperimentConfig().to_dict()
@@ -104,7 +104,7 @@ def _training(run_dir: pathlib.Path) -> dict:
         "steps": done.get("steps", records[-1]["step"] if records else 0),
         "best_step": best.get("step"),
         "best_dev_f1": best.get("dev_f1"),
-        "minutes": round(records[-1]["seconds"] / 60.0, 1) if records else None,
+        "minutes": round(training_seconds(records) / 60.0, 1) if records else None,  # every session's
         "evaluations": len(records),
     }
 

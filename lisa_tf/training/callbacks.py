@@ -21,7 +21,7 @@ from typing import Callable
 import keras
 
 from lisa_tf.training.checkpoints import interval_logs, save_weights_whole, step_files as step_weight_files
-from lisa_tf.training.curves import plot_curves, read_metrics
+from lisa_tf.training.curves import plot_curves, read_metrics, training_seconds
 from lisa_tf.util.atomic_files import write_text
 
 
@@ -75,6 +75,8 @@ class DevEvaluation(keras.callbacks.Callback):
             return False
         on_disk = read_metrics(self.metrics_path)
         self.records = [r for r in on_disk if r["step"] <= step]
+        # a record's seconds are the run's training time over all its sessions: this one continues the clock
+        self._started = time.time() - training_seconds(self.records)
         dropped = len(on_disk) - len(self.records)
         if dropped:
             self.report(f"warning: {self.metrics_path}: {dropped} evaluation(s) after step {step} dropped; "

@@ -29,6 +29,21 @@ def read_metrics(path: str | os.PathLike) -> list[dict]:
     return [by_step[step] for step in sorted(by_step)]
 
 
+def training_seconds(records: list[dict]) -> float:
+    """Seconds of training over every session of a run, from its records (:func:`read_metrics`).
+
+    A record's ``seconds`` is the run's training time when it was written, over all its sessions (a
+    resumed session continues the clock from its checkpoint's records), so this is the last record's.
+    Runs written by lisa_tf before 2026-11-27 restarted the clock at each session; there a drop in
+    ``seconds`` marks a new session, and each session adds its last record's."""
+    total, last = 0.0, 0.0
+    for record in records:
+        if record["seconds"] < last:
+            total += last
+        last = record["seconds"]
+    return total + last
+
+
 def plot_curves(records: list[dict], png: str | os.PathLike, title: str = "") -> None:
     """Two panels, training loss and dev SRL F1 against the step; written as PNG."""
     import matplotlib

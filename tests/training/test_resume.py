@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 
 import h5py
 import numpy as np
@@ -18,6 +19,7 @@ import pytest
 
 from lisa_tf.training import loop
 from lisa_tf.training.checkpoints import DATA_POSITION, step_files
+from lisa_tf.training.curves import read_metrics, training_seconds
 from lisa_tf.training.progress import StepProgress
 from tests.training.conftest import quick_config
 
@@ -64,13 +66,16 @@ def test_a_run_stopped_three_times_trains_as_the_uninterrupted_run(tmp_path, mon
 
     first, killed, third = stops = sorted(random.Random(32).sample(range(1, STEPS), 3))
     run = tmp_path / "stopped"
+    started = time.time()
     loop.train(quick_config(first), run, verbose=0)  # finishes at `first`; the next session continues it
     _kill_after(monkeypatch, killed)
     with pytest.raises(Killed):
         loop.train(quick_config(STEPS), run, verbose=0)
     assert _newest_checkpoint(run) == killed
     loop.train(quick_config(third), run, verbose=0)
+    last_started = time.time()
     loop.train(quick_config(STEPS), run, verbose=0)
+    wall, last_session = time.time() - started, time.time() - last_started
 
     expected, got = _losses(whole), _losses(run)
     print(f"stopped at steps {stops} (at the second by a kill one step later)")
@@ -83,6 +88,11 @@ def test_a_run_stopped_three_times_trains_as_the_uninterrupted_run(tmp_path, mon
     assert all(np.array_equal(final[k], resumed[k]) for k in final)
     with h5py.File(step_files(run / "checkpoints")[-1]) as checkpoint:
         assert checkpoint.attrs[DATA_POSITION] == STEPS  # one batch a step
+    # one clock over the four sessions: the records' seconds never go back, and the run's training time is
+    # all its sessions', more than the last one's
+    seconds = [record["seconds"] for record in read_metrics(run / "metrics.jsonl")]
+    assert seconds == sorted(seconds) and last_session < seconds[-1] <= wall
+    assert training_seconds(read_metrics(run / "metrics.jsonl")) == seconds[-1]
 
 
 def test_training_stops_at_exactly_max_steps(tmp_path, capsys, read_once):
