@@ -166,15 +166,38 @@ def locate(name: str, data_dir: Optional[str], parse_dir: Optional[str]) -> Data
     return dataset
 
 
-def _cached(path: pathlib.Path, compute, still_valid=lambda value: True):
+def _trained(summary: dict) -> dict:
+    """What a run's results depend on: how far it trained and which weights it keeps as its best."""
+    return {"steps": summary["steps"], "best_step": summary.get("best_step")}
+
+
+def _cached(path: pathlib.Path, compute, trained: dict, still_valid=lambda value: True):
+    """The result in ``path`` while the run it scores is the one ``trained`` describes (:func:`_trained`),
+    else ``compute()`` written there: a run trained further since (a time budget, then resumed) is scored
+    again."""
     if path.exists():
         value = json.loads(path.read_text())
-        if still_valid(value):
+        if value.get("trained") == trained and still_valid(value):
             return value
-    value = compute()
+    value = {**compute(), "trained": trained}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(value, indent=2) + "\n")
     return value
+
+
+def _exported(run_dir: pathlib.Path, base: pathlib.Path, trained: dict, export) -> pathlib.Path:
+    """The version directory under the model base path ``base`` holding ``run_dir``'s export as
+    ``trained`` describes it (recorded in ``base/trained.json``); a run trained further since is
+    exported as the next version (``export(run_dir, version_dir)``), the one a server loads."""
+    record = base / "trained.json"
+    versions = sorted(int(p.name) for p in base.glob("*") if p.name.isdigit()) if base.exists() else []
+    if versions and record.exists() and json.loads(record.read_text()) == {"version": versions[-1], **trained}:
+        return base / str(versions[-1])
+    version = base / str(versions[-1] + 1 if versions else 1)
+    print(f"   exporting -> {version}", flush=True)
+    export(run_dir, version)
+    record.write_text(json.dumps({"version": int(version.name), **trained}) + "\n")
+    return version
 
 
 def _rest_smoke(export_base: pathlib.Path, model_name: str, layout: str) -> dict:
@@ -277,7 +300,7 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
                     return (value.get("gold_predicates") == wanted and "f1_by_length" in value
                             and (parse is None or value.get("condition") == parse))
 
-                entry["eval"][f"{split}.{condition}"] = _cached(target, compute, still_valid)
+                entry["eval"][f"{split}.{condition}"] = _cached(target, compute, _trained(summary), still_valid)
         if base in ("sa", "lisa"):
             length_series[entry["name"]] = entry["eval"]["dev.predicted"]["f1_by_length"]
             if base == "lisa":
@@ -285,10 +308,7 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
                 if "dev.external_parse" in entry["eval"]:
                     parse = " + D&M parse" if dataset.parse_source == "D&M" else " + external parse"
                     length_series[entry["name"] + parse] = entry["eval"]["dev.external_parse"]["f1_by_length"]
-        export_dir = out / "exports" / key / "1"
-        if not (export_dir / "saved_model.pb").exists():
-            print(f"   exporting -> {export_dir}", flush=True)
-            export_run(run_dir, export_dir)
+        export_dir = _exported(run_dir, out / "exports" / key, _trained(summary), export_run)
         layout = "sentence" if base in ("sa", "lisa") else "predicate"
         entry["rest"] = _rest_smoke(export_dir.parent, key, layout)
         print(f"   REST {entry['rest']['status']} in {entry['rest']['seconds']} s", flush=True)
@@ -342,7 +362,8 @@ def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, p
     config, source = planned
     run_dir = out / "runs" / key
     print(f"== {model_name(key)}: training ({source}) -> {run_dir}", flush=True)
-    entry = {"name": model_name(key), "run": str(run_dir), "train": train(config, run_dir), "eval": {}}
+    summary = train(config, run_dir)
+    entry = {"name": model_name(key), "run": str(run_dir), "train": summary, "eval": {}}
     limit = config.data.max_eval_sentences if quick else 0
     model = None
     parses = {}
@@ -362,7 +383,7 @@ def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, p
             return {**parse_scores(gold, parsed), "sentences": len(parsed), "seconds": round(seconds, 2),
                     "sentences_per_second": round(len(parsed) / seconds, 1)}
 
-        entry["eval"][f"{split}.parse"] = _cached(out / "eval" / key / f"{split}.json", compute,
+        entry["eval"][f"{split}.parse"] = _cached(out / "eval" / key / f"{split}.json", compute, _trained(summary),
                                                   lambda value: conllu.exists())
         parses[split] = str(conllu)
     return entry, parses

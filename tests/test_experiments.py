@@ -85,3 +85,35 @@ def test_open_quick_contextual_end_to_end_and_resume(tmp_path):
     assert "training already finished" in second.stdout and "exporting" not in second.stdout
     again = json.loads((out / "results.json").read_text())["models"]
     assert all(again[key]["eval"] == results["models"][key]["eval"] for key in ("lisa_minilm", "lisa_finetune"))
+
+
+def test_a_run_trained_further_is_scored_and_exported_again(tmp_path):
+    """A run stopped by its time budget and resumed by a second invocation is evaluated again and exported
+    as the next version; the same run is not (its results and export are kept)."""
+    from lisa_tf_cli.experiments import _cached, _exported, _trained
+
+    first, further = _trained({"steps": 500, "best_step": 500}), _trained({"steps": 900, "best_step": 750})
+    computed = []
+
+    def compute():
+        computed.append(1)
+        return {"f1": float(len(computed))}
+
+    target = tmp_path / "eval" / "dev.predicted.json"
+    assert _cached(target, compute, first)["f1"] == 1.0
+    assert _cached(target, compute, first)["f1"] == 1.0 and len(computed) == 1
+    assert _cached(target, compute, further) == {"f1": 2.0, "trained": further}
+    assert json.loads(target.read_text())["trained"] == further
+
+    exports = []
+
+    def export(run, version):
+        exports.append(version.name)
+        version.mkdir(parents=True)
+        (version / "saved_model.pb").write_bytes(b"")
+
+    base = tmp_path / "exports" / "lisa"
+    assert _exported(tmp_path / "run", base, first, export) == base / "1"
+    assert _exported(tmp_path / "run", base, first, export) == base / "1" and exports == ["1"]
+    assert _exported(tmp_path / "run", base, further, export) == base / "2" and exports == ["1", "2"]
+    assert _exported(tmp_path / "run", base, further, export) == base / "2" and exports == ["1", "2"]
