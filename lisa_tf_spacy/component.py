@@ -45,10 +45,19 @@ loads that model again, so give an absolute path for a model of your own; compon
 with the same model, budget and limit share one loaded copy (:func:`shared_predictor`). Reading a
 ``DocBin`` back needs the ``doc._`` extensions registered: ``import lisa_tf_spacy`` (loading a
 pipeline with ``lisa_srl`` does it).
+
+``nlp.pipe(texts, n_process=N)``: TensorFlow cannot run in a process forked from one where it has
+started, and ``fork`` is the default way Python starts processes on Linux. Under it the component
+refuses to label in a worker process with one line that says so (spaCy raises it in the parent),
+instead of hanging. With ``multiprocessing.set_start_method("spawn")`` first, each worker loads the model
+itself (the component is pickled as its config) and ``n_process`` works. On a few cores
+``n_process=1`` is as fast: the component already batches sentences across Docs and TensorFlow uses every
+core.
 """
 
 from __future__ import annotations
 
+import os
 import weakref
 from typing import Iterable, Iterator, Optional
 
@@ -157,12 +166,22 @@ class SrlComponent(Pipe):
             raise SpacyComponentError(f"{name} config spans_prefix: expected a non-empty name")
         self.over_limit = over_limit
         self.spans_prefix = spans_prefix
+        #: what rebuilds the component in another process (:meth:`__reduce__`)
+        self.settings = {"model": model, "predicates": predicates, "over_limit": over_limit, "token_budget": token_budget,
+                         "max_sentence_tokens": max_sentence_tokens, "spans_prefix": spans_prefix,
+                         "constraints": constraints, "frames": frames}
+        self._process = os.getpid()
         try:
             self.predictor = shared_predictor(model, token_budget, max_sentence_tokens, constraints, frames)
         except PredictionInputError as error:
             raise SpacyComponentError(f"{name} config {error}") from None
         except (UserError, FileNotFoundError) as error:
             raise SpacyComponentError(f"{name} config model: {error}") from None
+
+    def __reduce__(self):
+        """Pickled as its name and settings: a process that unpickles it (``nlp.pipe(n_process=N)`` under the
+        ``spawn`` start method) loads the model itself."""
+        return _rebuild, (self.name, self.settings)
 
     def __call__(self, doc: Doc) -> Doc:
         """Label the frames of ``doc`` (module docstring)."""
@@ -185,6 +204,12 @@ class SrlComponent(Pipe):
             del doc.spans[key]
 
     def _label(self, docs: list[Doc]) -> None:
+        if os.getpid() != self._process:
+            raise SpacyComponentError(
+                f"{self.name}: this process was forked from the one that loaded the model (nlp.pipe with n_process > 1 "
+                "under the 'fork' start method), and TensorFlow cannot run in a forked process; use n_process=1 (the "
+                "component batches the sentences of batch_size Docs in one model call, and TensorFlow uses every "
+                "core), or call multiprocessing.set_start_method(\"spawn\") first, so that each process loads the model")
         units = []  # (doc, sentence index, sentence span, the Doc indices of the tokens sent to the model)
         for doc in docs:
             self._clear(doc)
@@ -237,6 +262,11 @@ class SrlComponent(Pipe):
                  "text": token.text, "arguments": arguments, "sentence": sentence, "spans_key": key}
         spans.append(Span(doc, position, position + 1, label="V", kb_id=str(frame.get("sense") or "")))
         doc.spans[key] = SpanGroup(doc, name=key, attrs={FRAME_ATTR: frame}, spans=spans)
+
+
+def _rebuild(name: str, settings: dict) -> SrlComponent:
+    """The component ``name`` made again from its settings, in the process that unpickles it."""
+    return SrlComponent(None, name, **settings)
 
 
 @Language.factory(

@@ -140,6 +140,23 @@ def test_an_empty_doc_and_a_blank_one_have_no_frames(nlp):
         assert doc._.frames == [] and doc._.srl_skipped == [] and len(doc.spans) == 0
 
 
+def test_forked_workers_refuse_with_one_line_and_a_pickled_component_loads_its_model_again(nlp, docs):
+    """``nlp.pipe(n_process=2)`` forks (Linux's default), and TensorFlow hangs in a forked process: the
+    component refuses there instead, and spaCy raises its line in the parent. Under ``spawn`` the workers
+    unpickle the component, which is rebuilt from its settings and labels as the original does."""
+    import pickle
+
+    with pytest.raises(ValueError, match=r"TensorFlow cannot run in a forked process; use n_process=1"):
+        list(nlp.pipe(ewt_texts(4), batch_size=2, n_process=2))
+    component = nlp.get_pipe("lisa_srl")
+    copy = pickle.loads(pickle.dumps(component))
+    assert type(copy) is type(component) and copy.settings == component.settings and copy.settings["model"] == MODEL
+    sentencizer = nlp.get_pipe("sentencizer")
+    labelled = [(copy(sentencizer(nlp.make_doc(doc.text)))._.frames, component(sentencizer(nlp.make_doc(doc.text)))._.frames)
+                for doc in docs[:4]]
+    assert all(mine == theirs for mine, theirs in labelled) and any(mine for mine, _ in labelled)
+
+
 def test_a_doc_without_sentence_boundaries_names_the_fix(nlp):
     doc = nlp.make_doc("The dog barked at the mailman.")  # the tokenizer only: no sentencizer ran
     with pytest.raises(SpacyComponentError, match=r'no sentence boundaries .*nlp.add_pipe\("sentencizer", '
