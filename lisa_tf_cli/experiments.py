@@ -310,7 +310,9 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
                     length_series[entry["name"] + parse] = entry["eval"]["dev.external_parse"]["f1_by_length"]
         export_dir = _exported(run_dir, out / "exports" / key, _trained(summary), export_run)
         layout = "sentence" if base in ("sa", "lisa") else "predicate"
-        entry["rest"] = _rest_smoke(export_dir.parent, key, layout)
+        # served once per export version: a later invocation with the same export reads the answer it got
+        entry["rest"] = _cached(export_dir.parent / "rest.json", lambda: _rest_smoke(export_dir.parent, key, layout),
+                                {**_trained(summary), "version": int(export_dir.name)})
         print(f"   REST {entry['rest']['status']} in {entry['rest']['seconds']} s", flush=True)
         results["models"][key] = entry
     results["seconds"] = round(time.time() - started, 1)

@@ -85,6 +85,8 @@ def test_open_quick_contextual_end_to_end_and_resume(tmp_path):
     assert "training already finished" in second.stdout and "exporting" not in second.stdout
     again = json.loads((out / "results.json").read_text())["models"]
     assert all(again[key]["eval"] == results["models"][key]["eval"] for key in ("lisa_minilm", "lisa_finetune"))
+    # the unchanged exports are not served again: the REST answers, their times included, are the first run's
+    assert all(again[key]["rest"] == results["models"][key]["rest"] for key in again)
 
 
 def test_a_run_trained_further_is_scored_and_exported_again(tmp_path):
