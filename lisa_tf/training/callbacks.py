@@ -56,6 +56,7 @@ class DevEvaluation(keras.callbacks.Callback):
         self.keep_weights = keep_weights
         self.report = report
         self._started = time.time()
+        self._before = 0.0
         #: every evaluation of the run so far, one per step (read back from metrics.jsonl when resuming)
         self.records: list[dict] = []
         #: True once patience ran out
@@ -75,8 +76,7 @@ class DevEvaluation(keras.callbacks.Callback):
             return False
         on_disk = read_metrics(self.metrics_path)
         self.records = [r for r in on_disk if r["step"] <= step]
-        # a record's seconds are the run's training time over all its sessions: this one continues the clock
-        self._started = time.time() - training_seconds(self.records)
+        self._before = training_seconds(self.records)  # the earlier sessions' training time, up to the checkpoint
         dropped = len(on_disk) - len(self.records)
         if dropped:
             self.report(f"warning: {self.metrics_path}: {dropped} evaluation(s) after step {step} dropped; "
@@ -121,7 +121,8 @@ class DevEvaluation(keras.callbacks.Callback):
             "dev_precision": scores["precision"],
             "dev_recall": scores["recall"],
             "dev_f1": scores["f1"],
-            "seconds": round(time.time() - self._started, 1),
+            "seconds": round(time.time() - self._started, 1),  # this session's
+            "run_seconds": round(self._before + time.time() - self._started, 1),  # the run's, over all its sessions
         }
         record.update({f"dev_{k}": v for k, v in scores.items() if k not in ("precision", "recall", "f1", "per_role")})
         improved = record["dev_f1"] > best

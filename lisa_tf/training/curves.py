@@ -32,12 +32,15 @@ def read_metrics(path: str | os.PathLike) -> list[dict]:
 def training_seconds(records: list[dict]) -> float:
     """Seconds of training over every session of a run, from its records (:func:`read_metrics`).
 
-    A record's ``seconds`` is the run's training time when it was written, over all its sessions (a
-    resumed session continues the clock from its checkpoint's records), so this is the last record's.
-    Runs written by lisa_tf before 2026-11-27 restarted the clock at each session; there a drop in
-    ``seconds`` marks a new session, and each session adds its last record's."""
+    A record's ``seconds`` count from the start of the session that wrote it; its ``run_seconds`` are the
+    run's training time when it was written, over all its sessions (a resumed session continues from its
+    checkpoint's records). Records written by lisa_tf before 2026-11-27 have no ``run_seconds``: there a
+    drop in ``seconds`` marks a new session, and each session adds its last record's."""
     total, last = 0.0, 0.0
     for record in records:
+        if "run_seconds" in record:
+            total, last = record["run_seconds"], 0.0
+            continue
         if record["seconds"] < last:
             total += last
         last = record["seconds"]
