@@ -50,6 +50,13 @@ def test_tokens_in_frames_out_equal_the_scorers_path(lisa_run):
     assert labelled > 20, "the tiny run should label arguments on its own training sentences"
     # the run's model.keras holds the best weights once training has finished: the same frames
     assert lisa_tf.load(lisa_run / "model.keras").predict(tokens=[s.words for s in sentences]) == results
+    # the public switch to the plain BIO Viterbi: the scorer's path decoded without the frame constraints
+    plain = predict_sentences(load_run(lisa_run), sentences, gold_predicates=False, constraints=False)
+    unconstrained = lisa_tf.load(lisa_run, constraints=False)
+    assert unconstrained.constraints is False and lisa_tf.load(lisa_run).constraints is True
+    assert [_spans(r) for r in unconstrained.predict(tokens=[s.words for s in sentences])] == [
+        {p.position: sorted((a.start, a.end, a.label) for a in p.arguments if a.label not in ("V", "C-V"))
+         for p in want.predicates} for want in plain]
 
 
 def test_raw_text_offsets_index_the_input(lisa_run):
