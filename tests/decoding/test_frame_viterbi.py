@@ -43,10 +43,10 @@ def keeps_frame(tags, allowed=None):
     return True
 
 
-def brute_force(unary, transitions, start, allowed=None):
+def brute_force(unary, transitions, start, allowed=None, labels=LABELS):
     best, best_score = None, -np.inf
-    for path in itertools.product(range(len(LABELS)), repeat=unary.shape[0]):
-        tags = [LABELS[i] for i in path]
+    for path in itertools.product(range(len(labels)), repeat=unary.shape[0]):
+        tags = [labels[i] for i in path]
         if not keeps_frame(tags, allowed):
             continue
         score = start[path[0]] + sum(unary[t, y] for t, y in enumerate(path))
@@ -86,6 +86,48 @@ def test_exact_against_every_tag_sequence(seed):
         expected, expected_score = brute_force(unary[row], transitions, start, roles)
         assert keeps_frame([LABELS[i] for i in paths[row]], roles)
         assert score_of(paths[row], unary[row], transitions, start) == pytest.approx(expected_score, rel=1e-5, abs=1e-4)
+
+
+THREE_ROLES = ["O", "B-ARG0", "I-ARG0", "B-ARG1", "I-ARG1", "B-ARG2", "I-ARG2", "B-C-ARG1", "B-R-ARG2", "B-ARGM-LOC"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exact_when_keeping_one_role_breaks_another(seed):
+    """Row 0's best path repeats ARG0; its best path with one ARG0 repeats ARG1, and the best with one of each
+    ends in ARG2: the decoder must not stop at the roles the plain path broke. The other rows are random."""
+    labels = THREE_ROLES
+    index = {t: i for i, t in enumerate(labels)}
+    rng = np.random.default_rng(10 + seed)
+    n, length = 4, 4
+    unary = np.log(rng.dirichlet(np.full(len(labels), 0.3), size=(n, length))).astype(np.float32)
+    unary[0] = np.log(1e-3)
+    for t, scores in enumerate([{"B-ARG0": 0.0}, {"B-ARG0": -0.1, "B-ARG1": -0.2},
+                                {"B-ARG1": -0.1, "B-ARG2": -0.5}, {"O": 0.0}]):
+        for tag, score in scores.items():
+            unary[0, t, index[tag]] = score
+    unary[1, :, index["B-ARG1"]] += 2.0
+    transitions = bio_transition_mask(labels)
+    if seed:  # seed 0 keeps the cascade of row 0 to the unary scores
+        transitions = transitions + rng.normal(0, 0.3, (len(labels),) * 2).astype(np.float32)
+    start = bio_start_mask(labels)
+    tags = CoreRoleTags(labels)
+    paths = frame_viterbi_decode(unary, [length] * n, tags, transitions, start).numpy()
+    plain, _ = viterbi_decode(unary, [length] * n, transitions, start)
+    if seed == 0:
+        assert [labels[i] for i in plain.numpy()[0]] == ["B-ARG0", "B-ARG0", "B-ARG1", "O"]
+        assert [labels[i] for i in paths[0]] == ["B-ARG0", "B-ARG1", "B-ARG2", "O"]
+    for row in range(n):
+        expected, expected_score = brute_force(unary[row], transitions, start, labels=labels)
+        assert keeps_frame([labels[i] for i in paths[row]])
+        assert score_of(paths[row], unary[row], transitions, start) == pytest.approx(expected_score, rel=1e-5, abs=1e-4)
+
+
+def test_role_violations_name_the_roles_broken():
+    tags = CoreRoleTags(THREE_ROLES)
+    index = {t: i for i, t in enumerate(THREE_ROLES)}
+    rows = [["B-ARG0", "B-ARG0", "B-C-ARG1", "B-ARG1"], ["B-R-ARG2", "B-ARG2", "O", "O"], ["B-ARG1", "B-C-ARG1", "B-ARG2", "B-R-ARG2"]]
+    broken = tags.role_violations([[index[t] for t in row] for row in rows]).numpy()
+    assert broken.tolist() == [[True, True, False], [False, False, True], [False, False, False]]
 
 
 def test_rows_that_keep_the_frame_are_the_plain_viterbi_path_and_padding_is_o():
