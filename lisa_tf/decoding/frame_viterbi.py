@@ -149,14 +149,15 @@ def _set_viterbi(potentials, lengths, transitions, start, tags: CoreRoleTags, tr
     identity = tf.broadcast_to(tf.range(sets * num_labels)[None, :], [batch, sets * num_labels])
     from_empty = tf.logical_and(tf.equal(gather // num_labels, 0), valid)
     alpha0 = tf.where(from_empty, tf.tile(steps[0] + start[None, :], [1, sets]), FORBIDDEN)
+    incoming = tf.transpose(transitions)  # [next, previous]
 
     def forward(carry, step):
         alpha, _ = carry
         unary, is_active = step
         by_set = tf.reshape(alpha, [batch, sets, num_labels])
-        candidates = by_set[:, :, :, None] + transitions[None, None, :, :]  # [N, S, previous, next]
-        best = tf.reshape(tf.reduce_max(candidates, axis=2), [batch, -1])
-        previous = tf.reshape(tf.argmax(candidates, axis=2, output_type=tf.int32), [batch, -1])
+        candidates = by_set[:, :, None, :] + incoming[None, None, :, :]  # [N, S, next, previous]
+        best = tf.reshape(tf.reduce_max(candidates, axis=3), [batch, -1])
+        previous = tf.reshape(tf.argmax(candidates, axis=3, output_type=tf.int32), [batch, -1])
         new_alpha = tf.gather(best, gather, batch_dims=1) + tf.tile(unary, [1, sets]) + penalty
         origin = tf.gather(previous, gather, batch_dims=1)  # the previous tag; its set is the gathered one
         pointer = (gather // num_labels) * num_labels + origin
@@ -206,21 +207,33 @@ def frame_viterbi_decode(log_potentials, lengths, tags: CoreRoleTags, transition
     paths, _ = viterbi_decode(potentials, lengths, transitions, start)
     if not tags.roles:
         return paths
+
     def broken(paths, tracked):
         return tf.reduce_any(tags.role_violations(paths))
 
     def track_and_decode(paths, tracked):
         violated = tags.role_violations(paths)
-        tracked = tf.logical_or(tracked, violated)
-        bad = tf.where(tf.reduce_any(violated, axis=-1))[:, 0]
-        fixed = _set_viterbi(tf.gather(potentials, bad), tf.gather(lengths, bad), transitions, start, tags,
+        wanted = tf.logical_or(tracked, violated)  # each row's tracked roles with those its path breaks
+        count = tf.reduce_sum(tf.cast(wanted, tf.int32), axis=1)
+        is_bad = tf.reduce_any(violated, axis=1)
+        # this round: the rows that would track the fewest roles, all with 2^level sets
+        level = tf.reduce_min(tf.where(is_bad, count, len(tags.roles) + 1))
+        now = tf.logical_and(is_bad, tf.equal(count, level))
+        tracked = tf.where(now[:, None], wanted, tracked)
+        bad = tf.where(now)[:, 0]
+        bad_lengths = tf.gather(lengths, bad)
+        longest = tf.reduce_max(tf.concat([[0], bad_lengths], 0))  # the rows searched, without the batch's padding
+        fixed = _set_viterbi(tf.gather(potentials, bad)[:, :longest], bad_lengths, transitions, start, tags,
                              tf.gather(tracked, bad))
+        fixed = tf.pad(fixed, [[0, 0], [0, tf.shape(paths)[1] - longest]])
         return tf.tensor_scatter_nd_update(paths, bad[:, None], fixed), tracked
 
-    # Each round adds every role a row's path breaks to the roles tracked for that row; a tracked role is
-    # never broken again, so at most K rounds.
+    # A round searches the broken rows that would track the fewest roles (level m); a row it searched breaks
+    # no tracked role again, so if it is still broken it tracks more than m roles next time, and the rows it
+    # left track more than m already: the level rises every round, so at most K rounds.
     tracked = tf.zeros([tf.shape(paths)[0], len(tags.roles)], tf.bool)
     paths, _ = tf.while_loop(broken, track_and_decode, (paths, tracked), maximum_iterations=len(tags.roles))
     return paths
+
 
 __all__ = ["CORE_ROLES", "CoreRoleTags", "frame_viterbi_decode"]

@@ -224,14 +224,15 @@ def viterbi_decode(log_potentials, lengths, transitions=None, start_transitions=
     steps = tf.transpose(tf.pad(potentials, [[0, 0], [0, tf.maximum(2 - time, 0)], [0, 0]]), [1, 0, 2])
     active = tf.range(tf.shape(steps)[0])[:, None] < lengths[None, :]  # [T', B]
     identity = tf.broadcast_to(tf.range(num_labels)[None, :], [batch, num_labels])
+    incoming = tf.transpose(transitions)  # [next, previous]
 
     def forward(carry, step):
         """One step: alpha_t[j] = max_i (alpha_{t-1}[i] + transitions[i, j]) + unary_t[j]."""
         alpha, _ = carry
         unary, is_active = step
-        candidates = alpha[:, :, None] + transitions[None, :, :]  # [B, previous, next]
-        new_alpha = tf.reduce_max(candidates, axis=1) + unary
-        best_previous = tf.argmax(candidates, axis=1, output_type=tf.int32)
+        candidates = alpha[:, None, :] + incoming[None, :, :]  # [B, next, previous]: reduced along memory
+        new_alpha = tf.reduce_max(candidates, axis=2) + unary
+        best_previous = tf.argmax(candidates, axis=2, output_type=tf.int32)
         # Past a row's end the scores are carried unchanged and the back-pointer is the identity,
         # so the backward pass walks through the padding to the row's last real token.
         return (
