@@ -326,16 +326,17 @@ PROJECT_ROOT = pathlib.Path(__file__).resolve().parents[1]
 _PATH_FIELDS = ("train", "dev", "parse_train", "parse_dev", "embeddings")
 
 
+def project_path(value: str) -> str:
+    """A data path as a config file (or a packaged model's recorded config) writes it: relative paths are
+    relative to the project root (``data/...``), so they work from any working directory."""
+    return str(PROJECT_ROOT / value) if value and not os.path.isabs(value) else value
+
+
 def _resolve_data_paths(data: DataConfig) -> None:
-    """Relative paths written in a config file are relative to the project root (``data/...``), so
-    a config works from any working directory; paths given as overrides stay as typed."""
-
-    def resolve(value: str) -> str:
-        return str(PROJECT_ROOT / value) if value and not os.path.isabs(value) else value
-
+    """The data paths of a config file, through :func:`project_path`; paths given as overrides stay as typed."""
     for name in _PATH_FIELDS:
-        setattr(data, name, resolve(getattr(data, name)))
-    data.test = {k: resolve(v) for k, v in data.test.items()}
+        setattr(data, name, project_path(getattr(data, name)))
+    data.test = {k: project_path(v) for k, v in data.test.items()}
 
 
 def load_config(path: Optional[str | os.PathLike] = None, overrides: Iterable[str] = ()) -> ExperimentConfig:

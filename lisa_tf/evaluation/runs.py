@@ -21,6 +21,7 @@ from data_pipeline.readers.conllu import attach_parse, read_conllu
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.splits import read_split
 
+from lisa_tf.config import project_path
 from lisa_tf.evaluation.frame_checks import frame_checks_table, frame_violations
 from lisa_tf.evaluation.parse_eval import evaluate_parsing, parse_scores
 from lisa_tf.evaluation.senses import MostFrequentSense, sense_scores
@@ -184,8 +185,8 @@ def evaluate_model(
         # scored on every sentence, as the .keras path is: the serving limit is not an evaluation's
         export.max_sentence_tokens = max([export.max_sentence_tokens] + [len(s) for s in gold])
         return evaluate_export(export, gold, name=str(path), **options)
-    training = (record["data"]["train"], record["data"]["format"], record["data"].get("max_train_sentences", 0)) \
-        if record is not None else None
+    training = (project_path(record["data"]["train"]), record["data"]["format"],
+                record["data"].get("max_train_sentences", 0)) if record is not None else None
     return evaluate_models([loaded], gold, names=[str(path)], token_budget=token_budget, training=training, **options)
 
 

@@ -142,7 +142,9 @@ def _package(model, run_dir: pathlib.Path, build: pathlib.Path, float16: bool = 
         for name, source in attribution_files().items():
             shutil.copy(source, build / FRAMES_ATTRIBUTION / name)
     (build / PACKAGE_ASSETS).mkdir()
-    shutil.copy(run_dir / "config.json", build / PACKAGE_ASSETS / "config.json")
+    # the run's data paths inside the repository as a config file writes them, relative to it
+    config = _repository_paths(json.loads((run_dir / "config.json").read_text()))
+    (build / PACKAGE_ASSETS / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     if (run_dir / "vocab" / "vocab_info.json").exists():
         shutil.copy(run_dir / "vocab" / "vocab_info.json", build / PACKAGE_ASSETS / "vocab_info.json")
     return {"keras_bytes": _size(build / KERAS_FILE), "weights": "float16" if float16 else "float32", "run": str(run_dir)}
