@@ -39,7 +39,8 @@ generation):
 
 A tracked role is never broken again, so a row is searched at most ``K`` times, the last time with every
 role tracked. Over PropBank-EWT test (4,639 predicates found by the shipped ``srl-fast``), the searches
-made tracked one role 744 times, two roles 94 times and three 5 times: 2–8 sets rather than 128. The result is the exact constrained optimum for every row.
+made tracked one role 744 times, two roles 94 times and three 5 times: 2–8 sets rather than 128. The
+result is the exact constrained optimum for every row.
 """
 
 from __future__ import annotations
@@ -79,35 +80,20 @@ class CoreRoleTags:
         self.opens = np.array([bool(m) and m.group(1) == "B" and m.group(2) is None for m in parsed])
         self.needs = np.array([bool(m) and m.group(1) == "B" and m.group(2) is not None for m in parsed])
 
-    @property
-    def num_sets(self) -> int:
-        return 1 << len(self.roles)
-
-    def source_sets(self) -> np.ndarray:
-        """``[2^K, L]`` int32: the set of roles seen before a tag that leads to set ``s`` with that tag,
-        −1 where no set can (``B-ARGk`` into a set without k; ``B-C/R-ARGk`` into a set without k)."""
-        sets = np.arange(self.num_sets)[:, None]
-        bits = np.where(self.role_of_tag >= 0, 1 << np.maximum(self.role_of_tag, 0), 0)[None, :]
-        has = (sets & bits) != 0
-        source = np.where(self.opens[None, :], sets ^ bits, sets)
-        valid = np.where(self.opens[None, :] | self.needs[None, :], has, True)
-        return np.where(valid, source, -1).astype(np.int32)
-
     def role_violations(self, paths):
         """``[N, K]`` bool: core role ``k`` (bit order of :attr:`roles`) opened twice in a row of tag ids
         ``[N, T]``, or continued or referred to before it opens."""
         paths = tf.convert_to_tensor(paths, tf.int32)
         k = len(self.roles)
         role = tf.gather(tf.constant(self.role_of_tag), paths)
-        opened = tf.one_hot(role, k, dtype=tf.int32) * tf.cast(tf.gather(tf.constant(self.opens), paths), tf.int32)[..., None]
+        of_role = tf.one_hot(role, k, dtype=tf.int32)  # [N, T, K]; all zero for a tag of no core role
+        opened = of_role * tf.cast(tf.gather(tf.constant(self.opens), paths), tf.int32)[..., None]
         twice = tf.reduce_sum(opened, axis=1) > 1
         before = tf.cumsum(opened, axis=1, exclusive=True)  # [N, T, K]: opened before position t
         need = tf.gather(tf.constant(self.needs), paths)
         seen = tf.gather(before, tf.maximum(role, 0), batch_dims=2) > 0
-        early = tf.logical_and(need, tf.logical_not(seen))  # [N, T]
-        early_roles = tf.reduce_any(tf.logical_and(early[..., None], tf.one_hot(role, k, on_value=True, off_value=False)),
-                                    axis=1)
-        return tf.logical_or(twice, early_roles)
+        early = tf.cast(tf.logical_and(need, tf.logical_not(seen)), tf.int32)  # [N, T]
+        return tf.logical_or(twice, tf.reduce_sum(early[..., None] * of_role, axis=1) > 0)
 
     def violations(self, paths):
         """``[N]`` bool: rows of tag ids ``[N, T]`` that open a core role twice, or continue or refer to one
@@ -135,14 +121,16 @@ def _set_viterbi(potentials, lengths, transitions, start, tags: CoreRoleTags, tr
     role = tf.constant(tags.role_of_tag)
     bit = tf.where(role[None, :] >= 0, tf.gather(bit_of_role, tf.maximum(role, 0), axis=1), -1)  # [N, L]
     value = tf.where(bit >= 0, tf.bitwise.left_shift(1, tf.maximum(bit, 0)), 0)[:, None, :]  # [N, 1, L]
-    sets = tf.bitwise.left_shift(1, tf.reduce_max(tf.concat([[0], tf.reduce_sum(tf.cast(tracked, tf.int32), axis=1)], 0)))
+    counts = tf.reduce_sum(tf.cast(tracked, tf.int32), axis=1)
+    sets = tf.bitwise.left_shift(1, tf.reduce_max(tf.concat([[0], counts], 0)))
     set_ids = tf.range(sets)[None, :, None]
     opens = tf.logical_and(tf.constant(tags.opens)[None, None, :], value > 0)
     needs = tf.logical_and(tf.constant(tags.needs)[None, None, :], value > 0)
     has = tf.bitwise.bitwise_and(set_ids, value) != 0  # [N, S, L]
     source = tf.where(opens, tf.bitwise.bitwise_xor(set_ids, value), set_ids)  # [N, S, L] the set before the move
     valid = tf.reshape(tf.where(tf.logical_or(opens, needs), has, True), [batch, -1])  # flat state s * L + j
-    gather = tf.reshape(source * num_labels + tf.range(num_labels)[None, None, :], [batch, -1])  # the flat state a move comes from
+    # the flat state a move comes from
+    gather = tf.reshape(source * num_labels + tf.range(num_labels)[None, None, :], [batch, -1])
     penalty = tf.where(valid, 0.0, FORBIDDEN)
     steps = tf.transpose(tf.pad(potentials, [[0, 0], [0, tf.maximum(2 - time, 0)], [0, 0]]), [1, 0, 2])
     active = tf.range(tf.shape(steps)[0])[:, None] < lengths[None, :]
@@ -171,7 +159,9 @@ def _set_viterbi(potentials, lengths, transitions, start, tags: CoreRoleTags, tr
     return tf.where(tf.range(time)[None, :] < lengths[:, None], states % num_labels, 0)
 
 
-@tf.autograph.experimental.do_not_convert  # explicit TF control flow; AutoGraph mis-converts the nested scan
+# Written with explicit TF control flow (tf.while_loop, tf.scan). Traced inside the model's decoding, AutoGraph's
+# conversion of the nested step functions failed (TypeError on the scan step's arguments); nothing here needs it.
+@tf.autograph.experimental.do_not_convert
 def frame_viterbi_decode(log_potentials, lengths, tags: CoreRoleTags, transitions=None, start_transitions=None,
                          allowed_core=None):
     """Best tag sequence of each row under the frame constraints of the module docstring.
