@@ -12,7 +12,7 @@ import pytest
 from lisa_tf.config import ConfigError
 from lisa_tf_cli import experiments
 from tests.conftest import DATA
-from tests.test_experiments import _check_results, _run
+from tests.test_experiments import SMOKE, _check_results, _run
 
 #: documents of each shipped split laid out per OntoNotes split: 40 training sentences, 10 dev (one of
 #: 8-16 tokens for the syntax-head figure) and 10 test
@@ -22,12 +22,6 @@ DOCUMENTS = {"train": ("train", 1), "development": ("dev", 2), "test": ("test", 
 #: for LISA's "+D&M" rows), by key and table name.
 PLAN = {"sa": "SA", "lisa": "LISA", "deepatt_ffn": "DeepAtt-FFN", "selective": "Selective Conn."}
 
-#: Fewer steps, sentences and layers than tests/test_experiments.py's SMOKE (``--set``, after --quick's
-#: settings): five models are trained, each only to check that it goes through training, evaluation,
-#: export and a REST request.
-TINY = ["--set", "train.max_steps=10", "train.eval_every=10", "data.max_train_sentences=40",
-        "data.max_eval_sentences=10", "model.num_layers=2", "model.pos_layer=0", "model.parse_layer=0",
-        "model.parse_attention_layer=1"]
 
 
 def ontonotes_tree(root: pathlib.Path) -> pathlib.Path:
@@ -57,7 +51,7 @@ def test_conll12_quick_on_a_miniature_ontonotes_tree(tmp_path):
     (Selective Connection's was missing, found after the other models had trained)."""
     tree = ontonotes_tree(tmp_path / "conll-2012")
     out = tmp_path / "conll12"
-    result = _run(["conll12", "--data-dir", str(tree), "--quick", "--out", str(out), *TINY], tmp_path)
+    result = _run(["conll12", "--data-dir", str(tree), "--quick", "--out", str(out), *SMOKE], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     _check_results(out, ["dev", "test"], tuple(PLAN))
     text = (out / "results.md").read_text()
