@@ -261,10 +261,10 @@ def test_a_packages_recorded_data_paths_are_the_projects_on_any_clone(name):
     """A package records its run's config with the data paths inside the project relative to it, as a config
     file writes them (so ``evaluate`` finds the training data of the most-frequent-sense baseline, and
     ``adapt`` the run's settings, on any clone), never the directories of the machine that built it."""
-    from lisa_tf.config import project_path
+    from lisa_tf.config import _PATH_FIELDS, project_path
 
     data = json.loads((SHIPPED / name / "assets" / "config.json").read_text())["data"]
-    paths = [data[key] for key in ("train", "dev", "parse_train", "parse_dev", "embeddings") if data.get(key)]
+    paths = [data[key] for key in _PATH_FIELDS if data.get(key)]
     paths += list(data["test"].values())
     assert paths and all(path.startswith("data/") for path in paths), paths
     assert all(pathlib.Path(project_path(path)).is_file() for path in paths)
