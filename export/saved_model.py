@@ -86,6 +86,7 @@ from typing import Mapping, Optional
 
 import keras
 import tensorflow as tf
+from tensorflow.python.saved_model import save_context
 
 from data_pipeline.errors import UserError
 from data_pipeline.predicate_kinds import AUXILIARY_FORMS, AUXILIARY_RELATIONS
@@ -427,9 +428,8 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
 
 def shared_function(function, *input_signature: tf.TensorSpec):
     """``function`` as a ``tf.function`` of ``input_signature`` that several signatures call: its graph is
-    traced once per tracing context (Keras' export archive traces every endpoint, then
-    ``tf.saved_model.save`` traces each again under its save options) and stored once, instead of once
-    inside every signature that runs the model. The signatures' graphs call it."""
+    traced once (:func:`_trace_endpoints_once`) and stored once, instead of once inside every signature that
+    runs the model. The signatures' graphs call it."""
     return tf.function(function, input_signature=list(input_signature), autograph=False)
 
 
@@ -452,6 +452,25 @@ def check_export_dir(out_dir: str | os.PathLike) -> pathlib.Path:
         hint = f", e.g. {out_dir.parent / str(max(numbers) + 1)}" if parse_version(out_dir.name) is not None else ""
         raise ExportError(f"{out_dir}: directory exists and is not empty; export into a new version directory{hint}")
     return out_dir
+
+
+def _trace_endpoints_once(archive: keras.export.ExportArchive) -> None:
+    """Make ``archive.write_out`` trace each endpoint once instead of twice.
+
+    ``write_out`` first lists the variables each endpoint uses, which traces the endpoints, then calls
+    ``tf.saved_model.save``, which traces each again: a ``tf.function`` keeps a trace per tracing context,
+    and inside the save its context holds the save options' variable policy. Listing the variables under
+    the same save options makes the save find the traces it needs: half the tracing, which is most of an
+    export's time. (``keras.export.ExportArchive`` is a factory of its backend's class: the archive's
+    own step is wrapped, not subclassed.)
+    """
+    list_variables = archive._filter_and_track_resources
+
+    def under_the_save_options():
+        with save_context.save_context(tf.saved_model.SaveOptions()):
+            list_variables()
+
+    archive._filter_and_track_resources = under_the_save_options
 
 
 def _store_each_weight_once(archive: keras.export.ExportArchive) -> None:
@@ -497,6 +516,7 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
     with partial_directory(out_dir) as build, tempfile.TemporaryDirectory() as scratch:
         names = LabelNames(model, pathlib.Path(scratch))
         archive = keras.export.ExportArchive()
+        _trace_endpoints_once(archive)
         archive.track(model)
         archive.track(names)
         meanings = None

@@ -218,3 +218,30 @@ def test_each_weight_is_stored_once(deepatt_run, exported):
     floats = sum(n for k, n in stored.items() if dtypes[k].is_floating)
     assert floats == model.count_params()
     assert all(dtypes[k] == tf.int64 and n == 2 for k, n in stored.items() if not dtypes[k].is_floating)
+
+
+def test_writing_an_export_traces_each_endpoint_once(tmp_path):
+    """Keras' archive traces every endpoint to list its variables and ``tf.saved_model.save`` traced each
+    again under its save options; tracing is most of an export's time. A small layer's endpoint, whose
+    Python body counts its traces, is traced once, and the export still answers."""
+    import keras
+    import tensorflow as tf
+
+    from export.saved_model import _trace_endpoints_once
+
+    layer = keras.layers.Dense(2, kernel_initializer="ones")
+    layer.build((None, 3))
+    traces = []
+
+    def serve(x):
+        traces.append(1)
+        return {"y": layer(x)}
+
+    archive = keras.export.ExportArchive()
+    _trace_endpoints_once(archive)
+    archive.track(layer)
+    archive.add_endpoint("serving_default", serve, input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    archive.write_out(str(tmp_path / "1"), verbose=False)
+    assert len(traces) == 1
+    loaded = tf.saved_model.load(str(tmp_path / "1"))
+    assert loaded.signatures["serving_default"](x=tf.ones([1, 3]))["y"].numpy().tolist() == [[3.0, 3.0]]
