@@ -107,7 +107,7 @@ def main(argv=None) -> int:
 
     work = pathlib.Path(args.work)
     quick = [f"{k}={v}" for k, v in QUICK.items()] if args.quick else []
-    steps = ["train.max_steps=6", "train.eval_every=3"] if args.quick else []
+    steps = ["train.max_steps=6", "train.eval_every=6"] if args.quick else []
     results = {"adapt_sentences": args.adapt_sentences, "quick": args.quick, "genres": {}}
     started = time.time()
     for held_out in args.held_out:

@@ -15,8 +15,8 @@ from tests.conftest import ROOT
 
 #: Fewer steps, sentences, tokens per batch and layers than --quick's (``--set``, after --quick's
 #: settings): the tests check that every run goes through training, evaluation, export and a REST
-#: request, not the models. One evaluation (step 10) is enough for the curves and the best weights.
-SMOKE = ["--set", "train.max_steps=10", "train.eval_every=10", "train.batch_tokens=256",
+#: request, not the models. One evaluation (step 4) is enough for the curves and the best weights.
+SMOKE = ["--set", "train.max_steps=4", "train.eval_every=4", "train.batch_tokens=256",
          "data.max_train_sentences=40", "data.max_eval_sentences=10", "model.num_layers=2", "model.pos_layer=0",
          "model.parse_layer=0", "model.parse_attention_layer=1"]
 
@@ -53,7 +53,7 @@ def _check_results(out: pathlib.Path, splits, models):
     return results
 
 
-@pytest.mark.slow(minutes=4.6)
+@pytest.mark.slow(minutes=4.0)
 def test_open_quick_contextual_end_to_end_and_resume(tmp_path):
     """LISA and its twins with MiniLM word vectors, frozen and fine-tuned (``--contextual``), with the D&M
     parser and its twins; a predicate

@@ -9,7 +9,7 @@ from tests.conftest import shared_path
 from tests.test_experiments import SMOKE, _check_results, _run
 
 
-@pytest.mark.slow(minutes=1.8)
+@pytest.mark.slow(minutes=1.1)
 def test_conll05_quick_on_a_miniature_release_tree(tmp_path):
     release = shared_path("conll05st", "conll05st-release")
     tree = tmp_path / "conll05st-release"

@@ -45,7 +45,7 @@ def ontonotes_tree(root: pathlib.Path) -> pathlib.Path:
     return root
 
 
-@pytest.mark.slow(minutes=2.9)
+@pytest.mark.slow(minutes=2.1)
 def test_conll12_quick_on_a_miniature_ontonotes_tree(tmp_path):
     """The whole plan (no ``--models``): a config of the plan that is missing or invalid fails the run
     (Selective Connection's was missing, found after the other models had trained)."""

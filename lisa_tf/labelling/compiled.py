@@ -54,7 +54,9 @@ def compiled(function: Callable, models: Sequence, **options) -> Callable[[dict]
         def run(batch):
             return function([reference() for reference in references], batch, **options)
 
-        per_model[key] = _traced_for_any_length(tf.function(run, reduce_retracing=True))
+        # No AutoGraph: the control flow is Python's (see above), and converting the decoders' source on
+        # every first call took as long as tracing their graphs.
+        per_model[key] = _traced_for_any_length(tf.function(run, reduce_retracing=True, autograph=False))
     return per_model[key]
 
 
