@@ -54,8 +54,8 @@ def compiled(function: Callable, models: Sequence, **options) -> Callable[[dict]
         def run(batch):
             return function([reference() for reference in references], batch, **options)
 
-        # No AutoGraph: the control flow is Python's (see above), and converting the decoders' source on
-        # every first call took as long as tracing their graphs.
+        # No AutoGraph: the control flow is Python's (see above), so converting the decoders' source on
+        # every first call only adds to the tracing.
         per_model[key] = _traced_for_any_length(tf.function(run, reduce_retracing=True, autograph=False))
     return per_model[key]
 
