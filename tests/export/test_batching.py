@@ -25,9 +25,26 @@ def _service(base, batching=None) -> PredictionService:
 
 
 def _concurrently(service: PredictionService, bodies: list) -> list:
-    """``:predict`` each body from its own thread, all released at once; answers (or error texts) in order."""
+    """``:predict`` each body from its own thread, all released at once; answers (or error texts) in order.
+
+    With a batching service, no model call starts before every request is inside the batcher or answered
+    without it (a request refused while being read): on a busy machine the threads could otherwise arrive
+    one by one, each alone in the server and so run at once, and the joining under test would not happen.
+    """
     answers = [None] * len(bodies)
+    answered = []
     start = threading.Barrier(len(bodies))
+    batcher = service.batcher
+    run = batcher._run if batcher is not None else None
+    all_inside = threading.Event()
+
+    def gated(signature, arrays):
+        deadline = time.monotonic() + 60
+        while not all_inside.is_set() and time.monotonic() < deadline:
+            if batcher._in_flight + len(answered) >= len(bodies):
+                all_inside.set()
+            time.sleep(0.005)
+        return run(signature, arrays)
 
     def call(index: int) -> None:
         start.wait()
@@ -35,12 +52,19 @@ def _concurrently(service: PredictionService, bodies: list) -> list:
             answers[index] = service.predict(service.model_name, None, json.dumps(bodies[index]).encode())
         except Exception as error:  # compared as text: the same error must come back either way
             answers[index] = f"{type(error).__name__}: {error}"
+        answered.append(index)
 
-    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(bodies))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    if batcher is not None:
+        batcher._run = gated
+    try:
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(len(bodies))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    finally:
+        if batcher is not None:
+            batcher._run = run
     return answers
 
 
