@@ -32,7 +32,7 @@ import urllib.request
 from typing import Optional, Sequence
 
 from data_pipeline.errors import UserError
-from lisa_tf.evaluation.report import TWINS, base_key
+from lisa_tf.evaluation.report import TWINS, base_key, with_twins
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NAMES = {"parser": "D&M parser", "sa": "SA", "lisa": "LISA", "deepatt_ffn": "DeepAtt-FFN", "deepatt_rnn": "DeepAtt-RNN",
@@ -219,6 +219,32 @@ def _rest_smoke(export_base: pathlib.Path, model_name: str, layout: str) -> dict
         server.stop()
 
 
+def plan_runs(models: Optional[list] = None, all_models: bool = False, contextual: bool = False,
+              parse_dir: Optional[str] = None) -> tuple:
+    """The run keys a study trains, in order, and the D&M parsers trained before them: ``(models, parsers)``.
+
+    ``models`` (default: the papers' four, with ``all_models`` DeepAtt-RNN and -CNN too) may name twins
+    (``lisa_minilm``); ``contextual`` adds, after each model, its twins with MiniLM word vectors, frozen
+    and fine-tuned. Each LISA gets its parser's twin ("lisa" the GloVe parser, "lisa_finetune" the
+    fine-tuned one), unless ``parse_dir`` gives the parses.
+
+    Raises:
+        DatasetLayoutError: a name in ``models`` is not a model of the study.
+    """
+    if models is None:
+        models = ["sa", "lisa", "deepatt_ffn", "selective"] + (["deepatt_rnn", "deepatt_cnn"] if all_models else [])
+    unknown = [m for m in models if base_key(m) not in NAMES or base_key(m) == "parser"]
+    if unknown:
+        raise DatasetLayoutError(f"--models: unknown model {unknown[0]!r}; expected some of "
+                                 f"{', '.join(k for k in NAMES if k != 'parser')}, or one of their twins "
+                                 f"(KEY{', KEY'.join(TWINS)})")
+    if contextual:
+        models = with_twins(models)
+    models = list(dict.fromkeys(models))
+    parsers = ["parser" + s for s in ("", *TWINS) if "lisa" + s in models] if parse_dir is None else []
+    return models, parsers
+
+
 def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir: Optional[str] = None,
                     quick: bool = False, out: Optional[str] = None, all_models: bool = False,
                     models: Optional[list] = None, contextual: bool = False,
@@ -237,22 +263,12 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
 
     dataset = locate(dataset_name, data_dir, parse_dir)
     out = pathlib.Path(out or ROOT / "results" / (dataset_name + ("-quick" if quick else "")))
-    if models is None:
-        models = ["sa", "lisa", "deepatt_ffn", "selective"] + (["deepatt_rnn", "deepatt_cnn"] if all_models else [])
-    unknown = [m for m in models if base_key(m) not in NAMES or m == "parser"]
-    if unknown:
-        raise DatasetLayoutError(f"--models: unknown model {unknown[0]!r}; expected some of "
-                                 f"{', '.join(k for k in NAMES if k != 'parser')}")
-    if contextual:
-        models = [run for m in models for run in (m, *(m + suffix for suffix in TWINS))]
-    models = list(dict.fromkeys(models))
+    models, parsers = plan_runs(models, all_models, contextual, parse_dir)
     splits = {"dev": dataset.dev, **dataset.tests}
     results: dict = {"dataset": dataset_name, "quick": quick, "models": {}}
     started = time.time()
     length_series = {}
     twin_parses: dict = {}  # per twin suffix, its parser twin's parse of each split, for LISA's twin
-    # each LISA gets its parser's twin: "lisa" the GloVe parser, "lisa_finetune" the fine-tuned one
-    parsers = ["parser" + s for s in ("", *TWINS) if "lisa" + s in models] if parse_dir is None else []
     # every config of the plan, read and checked before the first training starts
     planned = {key: _planned_config(dataset, key, quick, extra) for key in parsers + models}
     out.mkdir(parents=True, exist_ok=True)

@@ -28,6 +28,10 @@ def _run(args, tmp_path):
 
 
 def _check_results(out: pathlib.Path, splits, models):
+    """The results of a run of ``models`` (LISA among them, or only its twins) with the D&M parses."""
+    from lisa_tf.evaluation.report import base_key
+    from lisa_tf_cli.experiments import model_name
+
     results = json.loads((out / "results.json").read_text())
     assert set(results["models"]) == set(models)
     for key, entry in results["models"].items():
@@ -35,61 +39,83 @@ def _check_results(out: pathlib.Path, splits, models):
         for split in splits:
             scores = entry["eval"][f"{split}.predicted"]["srl"]
             assert 0.0 <= scores["f1"] <= 100.0
-    lisa = results["models"]["lisa"]["eval"]
-    # no --parse-dir: the D&M parser was trained and its parse of each split injected
+    # no --parse-dir: the D&M parser (and each LISA twin's parser twin) was trained and its parse of
+    # each split given to its LISA
     assert results["parse_source"] == "D&M"
-    for key in (k for k in models if k.startswith("lisa")):
-        assert {f"{s}.{c}" for s in splits for c in ("gold_parse", "external_parse")} <= set(results["models"][key]["eval"])
-    for split in splits:
-        assert 0.0 <= results["parser"]["eval"][f"{split}.parse"]["uas"] <= 100.0
-        assert (out / "parses" / f"{split}.conllu").exists()
-    assert "uas" in lisa["dev.predicted"]["parsing"]
     text = (out / "results.md").read_text()
-    for fragment in ("SRL, predicted predicates", "SRL, gold predicates", "LISA + gold parse", "LISA + D&M parse", "D&M parser", "Parsing",
-                     "Predicate detection"):
+    for fragment in ("SRL, predicted predicates", "SRL, gold predicates", "Parsing", "Predicate detection"):
         assert fragment in text
-    for png in ("curves.png", "f1_by_length.png", "syntax_head.png"):
+    for key in (k for k in models if base_key(k) == "lisa"):
+        twin = key[len("lisa"):]
+        lisa = results["models"][key]["eval"]
+        assert "uas" in lisa["dev.predicted"]["parsing"], key
+        for split in splits:
+            parse = out / "parses" / f"{split}{twin}.conllu"
+            assert parse.exists() and 0.0 <= results["parser" + twin]["eval"][f"{split}.parse"]["uas"] <= 100.0
+            assert f"{split}.gold_parse" in lisa
+            assert lisa[f"{split}.external_parse"]["condition"] == f"parse {parse}", (key, split)
+        for row in (f"| {model_name(key)} |", f"| {model_name(key)} + gold parse |",
+                    f"| {model_name(key)} + D&M parse |", f"| {model_name('parser' + twin)} (Dev) |"):
+            assert row in text, row
+    pictures = ("curves.png", "f1_by_length.png") + (("syntax_head.png",) if "lisa" in models else ())
+    for png in pictures:
         assert (out / png).stat().st_size > 1000, png
     return results
 
 
-@pytest.mark.slow(minutes=4.0)
+@pytest.mark.slow(minutes=3.3)
 def test_open_quick_contextual_end_to_end_and_resume(tmp_path):
-    """LISA and its twins with MiniLM word vectors, frozen and fine-tuned (``--contextual``), with the D&M
-    parser and its twins; a predicate
-    model runs in the conll05 test below (SA is LISA with syntax off: tests/models/test_lisa.py)."""
+    """LISA's twins with MiniLM word vectors, frozen and fine-tuned, with the D&M parser's twins (each
+    LISA twin is given its parser twin's parse). LISA itself and its D&M parser run in the conll05 and
+    conll12 tests, a predicate model in the conll05 one, and ``--contextual``'s plan (each model followed
+    by its twins) is checked in ``test_contextual_adds_each_models_twins_after_it``; SA is LISA with
+    syntax off (tests/models/test_lisa.py)."""
     out = tmp_path / "open"
-    args = ["open", "--quick", "--out", str(out), "--models", "lisa", "--contextual", *SMOKE]
+    models = ("lisa_minilm", "lisa_finetune")
+    args = ["open", "--quick", "--out", str(out), "--models", *models, *SMOKE]
     first = _run(args, tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
-    results = _check_results(out, ["dev", "test"], ("lisa", "lisa_minilm", "lisa_finetune"))
-    for key, contextual, trainable in (("lisa", "", False), ("lisa_minilm", "minilm", False),
-                                       ("lisa_finetune", "minilm", True)):
-        model = json.loads((out / "runs" / key / "config.json").read_text())["model"]
-        assert (model["contextual"], model["contextual_trainable"]) == (contextual, trainable), key
-    text = (out / "results.md").read_text()
-    for twin in ("+ MiniLM", "+ MiniLM fine-tuned"):
-        for row in (f"| LISA {twin} |", f"| LISA {twin} + gold parse |", f"| LISA {twin} + D&M parse |",
-                    f"| D&M parser {twin} (Dev) |"):
-            assert text.count(row) >= 1, row
-    # the D&M parser's twins have MiniLM vectors too, and each one's parse is the one its LISA twin is given
-    for suffix, trainable in (("_minilm", False), ("_finetune", True)):
-        model = json.loads((out / "runs" / f"parser{suffix}" / "config.json").read_text())["model"]
-        assert (model["contextual"], model["contextual_trainable"]) == ("minilm", trainable)
-        for split in ("dev", "test"):
-            twin_parse = out / "parses" / f"{split}{suffix}.conllu"
-            assert twin_parse.exists() and 0.0 <= results[f"parser{suffix}"]["eval"][f"{split}.parse"]["uas"] <= 100.0
-            assert results["models"][f"lisa{suffix}"]["eval"][f"{split}.external_parse"]["condition"] == f"parse {twin_parse}"
-    for split in ("dev", "test"):
-        assert results["models"]["lisa"]["eval"][f"{split}.external_parse"]["condition"] == f"parse {out / 'parses' / f'{split}.conllu'}"
+    results = _check_results(out, ["dev", "test"], models)
+    for key, trainable in (("lisa_minilm", False), ("lisa_finetune", True)):
+        for run in (key, key.replace("lisa", "parser")):
+            model = json.loads((out / "runs" / run / "config.json").read_text())["model"]
+            assert (model["contextual"], model["contextual_trainable"]) == ("minilm", trainable), run
+    assert not (out / "runs" / "lisa").exists() and not (out / "runs" / "parser").exists()
     # a second invocation finds everything done and recomputes nothing
     second = _run(args, tmp_path)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "training already finished" in second.stdout and "exporting" not in second.stdout
     again = json.loads((out / "results.json").read_text())["models"]
-    assert all(again[key]["eval"] == results["models"][key]["eval"] for key in ("lisa_minilm", "lisa_finetune"))
+    assert all(again[key]["eval"] == results["models"][key]["eval"] for key in models)
     # the unchanged exports are not served again: the REST answers, their times included, are the first run's
     assert all(again[key]["rest"] == results["models"][key]["rest"] for key in again)
+
+
+def test_contextual_adds_each_models_twins_after_it():
+    """``--contextual``: each model followed by its frozen and fine-tuned MiniLM twins, and each LISA
+    by its parser's twin; twins can also be named alone; a parse directory replaces the parsers."""
+    from lisa_tf_cli.experiments import DatasetLayoutError, plan_runs
+
+    assert plan_runs(["lisa", "sa"], contextual=True) == (
+        ["lisa", "lisa_minilm", "lisa_finetune", "sa", "sa_minilm", "sa_finetune"],
+        ["parser", "parser_minilm", "parser_finetune"])
+    assert plan_runs(["lisa_finetune", "deepatt_ffn"]) == (["lisa_finetune", "deepatt_ffn"], ["parser_finetune"])
+    assert plan_runs(["lisa"], contextual=True, parse_dir="parses")[1] == []
+    assert plan_runs() == (["sa", "lisa", "deepatt_ffn", "selective"], ["parser"])
+    assert plan_runs(all_models=True)[0][-2:] == ["deepatt_rnn", "deepatt_cnn"]
+    for wrong in ("parser", "parser_minilm", "lisa_glove"):
+        with pytest.raises(DatasetLayoutError, match=f"unknown model '{wrong}'"):
+            plan_runs([wrong])
+
+
+def test_the_contextual_flag_reaches_the_study(monkeypatch):
+    from lisa_tf_cli import experiments
+    from lisa_tf_cli.main import main
+
+    calls = []
+    monkeypatch.setattr(experiments, "run_experiments", lambda *args: calls.append(args))
+    assert main(["experiments", "open", "--models", "lisa", "--contextual"]) == 0
+    assert calls[0][6:8] == (["lisa"], True)
 
 
 def test_a_run_trained_further_is_scored_and_exported_again(tmp_path):

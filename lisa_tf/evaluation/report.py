@@ -16,7 +16,7 @@ def base_key(key: str) -> str:
     return next((key.removesuffix(suffix) for suffix in TWINS if key.endswith(suffix)), key)
 
 
-def _with_twins(keys) -> list:
+def with_twins(keys) -> list:
     """Each model key followed by its twins': the "+ MiniLM" rows sit under their model's."""
     return [run for key in keys for run in (key, *(key + suffix for suffix in TWINS))]
 
@@ -38,12 +38,12 @@ def results_markdown(results: dict, splits) -> str:
     """Markdown tables: SRL with predicted predicates (both conventions), with gold predicates,
     parsing (POS/UAS/LAS) and predicate detection."""
     # DeepAtt and Selective Connection: predicted predicates come from their predicate identifier.
-    all_models = [(k, "") for k in _with_twins(("sa", "lisa", "deepatt_ffn", "deepatt_rnn", "deepatt_cnn", "selective"))]
-    lisa_parses = [(k, " + gold parse") for k in _with_twins(["lisa"])]
+    all_models = [(k, "") for k in with_twins(("sa", "lisa", "deepatt_ffn", "deepatt_rnn", "deepatt_cnn", "selective"))]
+    lisa_parses = [(k, " + gold parse") for k in with_twins(["lisa"])]
     predicted = _rows(results, splits, "predicted", "srl", all_models)
     predicted.update(_rows(results, splits, "gold_parse", "srl", lisa_parses))
     external = " + D&M parse" if results.get("parse_source") == "D&M" else " + external parse"
-    predicted.update(_rows(results, splits, "external_parse", "srl", [(k, external) for k in _with_twins(["lisa"])]))
+    predicted.update(_rows(results, splits, "external_parse", "srl", [(k, external) for k in with_twins(["lisa"])]))
     swap = _rows(results, splits, "predicted", "srl_swap", all_models)
     swap.update(_rows(results, splits, "gold_parse", "srl_swap", lisa_parses))
     gold = _rows(results, splits, "gold_predicates", "srl", all_models)
@@ -68,7 +68,7 @@ def results_markdown(results: dict, splits) -> str:
                     parsing[f"{entry['name']} ({SPLIT_NAMES.get(split, split)})"] = scores
                 detection.setdefault(entry["name"], {})[SPLIT_NAMES.get(split, split)] = {
                     k: scores[f"predicate_{k}"] for k in ("precision", "recall", "f1")}
-    for parser in filter(None, (results.get(key) for key in _with_twins(["parser"]))):
+    for parser in filter(None, (results.get(key) for key in with_twins(["parser"]))):
         # the "+D&M" parser itself (and its MiniLM twins), against the gold trees
         for split in splits:
             scores = parser["eval"].get(f"{split}.parse")

@@ -9,7 +9,8 @@ def add_arguments(parser):
     parser.add_argument("--parse-dir", help="CoNLL-U parses from an external parser: dev.conllu, test.conllu, ...")
     parser.add_argument("--quick", action="store_true", help="tiny models on a slice of the data (minutes)")
     parser.add_argument("--all", action="store_true", help="also DeepAtt-RNN and DeepAtt-CNN")
-    parser.add_argument("--models", nargs="+", help="only these (sa lisa deepatt_ffn selective ...)")
+    parser.add_argument("--models", nargs="+",
+                        help="only these (sa lisa deepatt_ffn selective ...), twins included (lisa_minilm lisa_finetune)")
     parser.add_argument("--contextual", action="store_true",
                         help="also train each model with MiniLM word vectors (requirements-contextual.txt), the "
                              "encoder frozen (the \"+ MiniLM\" rows, the papers' +ELMo condition) and fine-tuned "
