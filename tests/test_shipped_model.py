@@ -28,6 +28,14 @@ def card():
     return read_card(DEFAULT_SRL)
 
 
+@pytest.fixture(scope="module")
+def default_predictor():
+    """``lisa_tf.load()`` without a path, loaded once for the tests that compare with it."""
+    import lisa_tf
+
+    return lisa_tf.load()
+
+
 def _dev_slice(card):
     check = card["check"]
     return read_split(str(ROOT / check["data"]), check["format"], None, check["sentences"])
@@ -119,11 +127,10 @@ def test_card_figures_come_from_the_run(card):
     assert parser_card["kind"] == "parser" and 0 < parser_card["evaluation"]["test.parse"]["uas"] < 100
 
 
-def test_load_and_predict_without_a_path_use_the_shipped_model():
-    import lisa_tf
+def test_load_and_predict_without_a_path_use_the_shipped_model(default_predictor):
     from lisa_tf_cli.main import main
 
-    [frame] = lisa_tf.load().predict("The cat sat on the mat.")
+    [frame] = default_predictor.predict("The cat sat on the mat.")
     assert [t["text"] for t in frame["tokens"]] == ["The", "cat", "sat", "on", "the", "mat", "."]
     assert [p["text"] for p in frame["predicates"]] == ["sat"]
     out = io.StringIO()
@@ -132,14 +139,12 @@ def test_load_and_predict_without_a_path_use_the_shipped_model():
     assert json.loads(out.getvalue()) == {"line": 1, **frame}
 
 
-def test_predict_labels_through_the_packaged_export_without_building_a_keras_model(tmp_path):
+def test_predict_labels_through_the_packaged_export_without_building_a_keras_model(tmp_path, default_predictor):
     """Once ``serve`` or ``export`` has built the package's SavedModel (:mod:`lisa_tf.packages.export_cache`),
     ``predict`` starts from it (no Keras model classes imported or built, no tracing: the cold start
     ``benchmarks/labelling_speed.py`` measures) and writes the frames the ``.keras`` model gives."""
     import subprocess
     import sys
-
-    import lisa_tf
 
     texts = ["The dog barked at the mailman. Shares soared on Tuesday.", "Mr. Smith didn't agree with them, did he?"]
     source = tmp_path / "in.txt"
@@ -155,7 +160,7 @@ def test_predict_labels_through_the_packaged_export_without_building_a_keras_mod
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stderr.strip().splitlines()[-1] == "NO KERAS MODEL"
     written = [json.loads(line) for line in done.stdout.splitlines()]
-    expected = lisa_tf.load().predict(paragraphs=texts)
+    expected = default_predictor.predict(paragraphs=texts)
     assert len(written) == len(expected) == 3
     for got, want in zip(written, expected):
         assert [t["text"] for t in got["tokens"]] == [t["text"] for t in want["tokens"]]
@@ -165,10 +170,9 @@ def test_predict_labels_through_the_packaged_export_without_building_a_keras_mod
             for p in want["predicates"]]
 
 
-def test_rest_server_on_the_shipped_model_answers_as_its_predictor():
+def test_rest_server_on_the_shipped_model_answers_as_its_predictor(default_predictor):
     """The REST ``text`` answer of the shipped model (what ``serve`` without ``--model_base_path`` serves)
     carries the same predicates and argument spans as ``lisa_tf.load()`` on the same text."""
-    import lisa_tf
     from export.rest_server import make_server
 
     text = "Yesterday the company announced that it will open a new office in Boston next year."
@@ -181,7 +185,7 @@ def test_rest_server_on_the_shipped_model_answers_as_its_predictor():
             [answer] = json.loads(response.read())["predictions"]
     finally:
         server.stop()
-    [frame] = lisa_tf.load().predict(text)
+    [frame] = default_predictor.predict(text)
     shown = {}
     for p, position in enumerate(answer["predicate_positions"]):
         if position >= 0:
@@ -233,7 +237,7 @@ def test_shipped_parser_gives_a_tree_for_every_ewt_dev_and_test_sentence(name):
         assert all(is_tree(row[:len(s)]) for s, row in zip(chunk, heads.numpy().tolist()))
 
 
-def test_shipped_models_are_named_without_a_path(tmp_path, monkeypatch, capsys):
+def test_shipped_models_are_named_without_a_path(tmp_path, monkeypatch, capsys, default_predictor):
     """``load("srl")``, ``predict --model parser`` and ``serve --model_name NAME`` name the shipped models
     (``models/NAME``); a path that exists wins over a name, and an unknown name lists the shipped ones."""
     import lisa_tf
@@ -242,7 +246,7 @@ def test_shipped_models_are_named_without_a_path(tmp_path, monkeypatch, capsys):
 
     assert {"srl", "srl-fast", "parser", "parser-fast"} <= set(shipped_names())
     # the default is the fine-tuned MiniLM model, srl-fast the GloVe one
-    assert (lisa_tf.load().model.config.contextual, lisa_tf.load("srl-fast").model.config.contextual) == ("minilm", "")
+    assert (default_predictor.model.config.contextual, lisa_tf.load("srl-fast").model.config.contextual) == ("minilm", "")
     monkeypatch.chdir(tmp_path)
     assert model_path("srl") == DEFAULT_SRL and model_path("parser", "parser") == DEFAULT_PARSER
     [frame] = lisa_tf.load("srl").predict("The cat sat on the mat.")
