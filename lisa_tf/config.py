@@ -74,6 +74,13 @@ class ModelConfig:
         num_layers: number of [non-linear, attention] layers N (DeepAtt) / J (LISA).
         sublayer: DeepAtt non-linear sub-layer, ``ffn``, ``rnn`` or ``cnn``.
         residual_dropout, attention_dropout, relu_dropout: dropout *rates*.
+        word_dropout: in training, each real word id is replaced by the ``<unk>`` id with this
+            probability, in [0, 1) (:mod:`lisa_tf.layers.word_dropout`; one plain rate for every word,
+            not Kiperwasser & Goldberg's ``α / (α + count(w))``). The vocabulary holds every training
+            word, so without it the ``<unk>`` row that unseen words read at test time is never trained.
+            It applies to every word embedding of the model (the SRL encoder's, the predicate
+            identifier's, the parser's); the contextual encoder reads the tokens and is not affected.
+            0 (default): off, and the model has no such layer (a saved config without the key reads 0).
         label_smoothing: on the SRL softmax (0.1 in both papers' code).
         decode: ``argmax`` or ``viterbi``.
         transition_log_probs: Viterbi adds tag-transition log-probabilities estimated on the training
@@ -120,6 +127,7 @@ class ModelConfig:
     residual_dropout: float = 0.2
     attention_dropout: float = 0.1
     relu_dropout: float = 0.1
+    word_dropout: float = 0.0
     label_smoothing: float = 0.1
     decode: Literal["argmax", "viterbi"] = "argmax"
     transition_log_probs: bool = False
@@ -496,8 +504,8 @@ def validate_config(config: ExperimentConfig) -> None:
               "model.num_layers", "model.parse_mlp_size", "model.dep_label_mlp_size", "model.srl_mlp_size")
     _at_least(config, 0, "model.predicate_identifier_layers", "model.parse_loss_weight", "model.dep_label_loss_weight",
               "model.sense_loss_weight")
-    _rate(config, "model.residual_dropout", "model.attention_dropout", "model.relu_dropout", "model.label_smoothing",
-          "model.contextual_dropout")
+    _rate(config, "model.residual_dropout", "model.attention_dropout", "model.relu_dropout", "model.word_dropout",
+          "model.label_smoothing", "model.contextual_dropout")
     _check_model(config.model)
     train = config.train
     _positive(config, "train.learning_rate", "train.epsilon", "train.encoder_learning_rate_scale", "train.layer_decay")

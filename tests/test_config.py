@@ -131,6 +131,8 @@ def test_shipped_open_configs_are_valid(path):
         (["train.beta_2=1"], r"train.beta_2 must be in [0, 1), found 1.0"),
         (["model.residual_dropout=1.0"], r"model.residual_dropout must be in [0, 1), found 1.0"),
         (["model.attention_dropout=-0.1"], r"model.attention_dropout must be in [0, 1), found -0.1"),
+        (["model.word_dropout=1"], r"model.word_dropout must be in [0, 1), found 1.0"),
+        (["model.word_dropout=-0.05"], r"model.word_dropout must be in [0, 1), found -0.05"),
         (["model.num_layers=0"], "model.num_layers must be at least 1, found 0"),
         (["model.hidden_size=0"], "model.hidden_size must be at least 1, found 0"),
         (["model.hidden_size=100"], "model.hidden_size (100) must be divisible by model.num_heads (8)"),
@@ -155,6 +157,16 @@ def test_validation_names_the_key_and_what_is_expected(overrides, message):
     with pytest.raises(ConfigError) as error:
         validate_config(config)
     assert message in str(error.value)
+
+
+def test_word_dropout_is_off_by_default_and_in_saved_configs_without_it():
+    assert ExperimentConfig().model.word_dropout == 0.0
+    saved = dataclasses.asdict(load_config(OPEN_LISA))
+    del saved["model"]["word_dropout"]
+    assert config_from_dict(saved).model.word_dropout == 0.0
+    config = load_config(OPEN_LISA, ["model.word_dropout=0.1"])
+    validate_config(config)
+    assert config.model.word_dropout == 0.1
 
 
 def test_validation_applies_each_kinds_own_structure():

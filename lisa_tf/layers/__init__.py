@@ -7,6 +7,7 @@
   layer-norm wrapper (DeepAtt Eqns 5-10).
 - :mod:`~lisa_tf.layers.biaffine`: biaffine arc and bilinear label/role scorers (LISA Eqns 4, 6).
 - :mod:`~lisa_tf.layers.dropout`: inverted dropout drawing 16 random bits per unit (all models' dropout).
+- :mod:`~lisa_tf.layers.word_dropout`: word ids replaced by ``<unk>`` in training (``model.word_dropout``).
 - :mod:`~lisa_tf.layers.selective_connection`: Park et al. 2019's gated cross-layer state.
 
 Two helper modules hold what the layers share (and define no layer):
@@ -25,6 +26,7 @@ from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
 from lisa_tf.layers.dropout import Dropout
 from lisa_tf.layers.sublayers import BiLSTMSum, FeedForward, GLUConv, ResidualNorm
 from lisa_tf.layers.timing_signal import TimingSignal
+from lisa_tf.layers.word_dropout import WordDropout
 
 __all__ = [
     "BiLSTMSum",
@@ -36,4 +38,5 @@ __all__ = [
     "ResidualNorm",
     "SelfAttention",
     "TimingSignal",
+    "WordDropout",
 ]

@@ -2,7 +2,9 @@
 
 Input (DeepAtt §3 "Position Encoding", "Deep Topology"; LISA §2.1 and footnote 2; Park 2019 §3.1, Eqn 5)::
 
-    e_t = [word(w_t) ; ctx_t ; predicate_mask(m_t)]  (the predicate part only when asked for)
+    e_t = [word(w_t) ; ctx_t ; predicate_mask(m_t)]  (the predicate part only when asked for; in
+                                                      training w_t is <unk> with probability
+                                                      word_dropout, lisa_tf.layers.word_dropout)
     ctx_t = γ · Σ_k softmax(w)_k · h_{t,k}           (with a contextual encoder: ELMo Eqn 1 over
                                                       the frozen encoder's layers h_k; "replace"
                                                       drops word(w_t))
@@ -38,6 +40,7 @@ from lisa_tf.layers.initializers import clone_initializer
 from lisa_tf.layers.scalar_mix import ScalarMix
 from lisa_tf.layers.sublayers import BiLSTMSum, FeedForward, GLUConv, ResidualNorm
 from lisa_tf.layers.timing_signal import TimingSignal
+from lisa_tf.layers.word_dropout import WordDropout
 from lisa_tf.models.contextual import POOLINGS, ContextualWordFeatures, mixed_word_vectors
 
 #: Non-linear sub-layer kinds.
@@ -78,6 +81,10 @@ class SrlBackbone(keras.layers.Layer):
         embedding_matrix: initial word embedding rows (GloVe), or None; not part of the config
             (the trained rows are weights).
         residual_dropout, attention_dropout, relu_dropout: dropout rates.
+        word_dropout: in training, each real word id is replaced by the ``<unk>`` id with this
+            probability before the word embedding (:class:`~lisa_tf.layers.word_dropout.WordDropout`),
+            so the ``<unk>`` row that unseen words read is trained; 0 (default): no such layer. The
+            contextual encoder reads the tokens, not the ids, and is not affected.
         syntax_head: a layer mapping ``(x [B, T, d], mask)`` to arc logits ``[B, T, T]``, or None.
         syntax_layer: the block whose output the syntax head reads (0-based).
         syntax_attention_layer: the block whose attention head it replaces (> ``syntax_layer``).
@@ -147,6 +154,7 @@ class SrlBackbone(keras.layers.Layer):
         residual_dropout: float = 0.2,
         attention_dropout: float = 0.1,
         relu_dropout: float = 0.1,
+        word_dropout: float = 0.0,
         syntax_head=None,
         syntax_layer: int = 0,
         syntax_attention_layer: int = 1,
@@ -179,6 +187,7 @@ class SrlBackbone(keras.layers.Layer):
         self.residual_dropout = residual_dropout
         self.attention_dropout = attention_dropout
         self.relu_dropout = relu_dropout
+        self.word_dropout = word_dropout
         self.syntax_head = syntax_head
         self.syntax_layer = syntax_layer
         self.syntax_attention_layer = syntax_attention_layer
@@ -233,6 +242,10 @@ class SrlBackbone(keras.layers.Layer):
         self.timing = TimingSignal(name="timing_signal")
         self.input_dropout = Dropout(residual_dropout)
         self.blocks = [self._block(i) for i in range(num_layers)]
+        # Only at a positive rate with a word embedding: at the default 0 the backbone has no such layer
+        # and no seed state to save.
+        self.unknown_words = (WordDropout(word_dropout, name="unknown_words")
+                              if word_dropout > 0 and self.words is not None else None)
         # Created here rather than in build(): tasks may run embed()/run_block() without __call__.
         self.input_bias = self.add_weight(name="input_bias", shape=(hidden_size,), initializer="zeros")
         self.built = True
@@ -277,7 +290,10 @@ class SrlBackbone(keras.layers.Layer):
 
     def embed(self, word_ids, predicate_indicator=None, training=False, tokens=None, contextual_features=None):
         """The input layer: ``(e W_in) · s + b + timing``, then dropout; ``[B, T, d]``."""
-        parts = [] if self.words is None else [self.words(word_ids)]
+        parts = []
+        if self.words is not None:
+            ids = self.unknown_words(word_ids, training=training) if self.unknown_words is not None else word_ids
+            parts.append(self.words(ids))
         if self.encoder is not None:
             mixed = mixed_word_vectors(self.encoder, self.mix, word_ids, tokens, contextual_features, training)
             dtype = parts[0].dtype if parts else self.compute_dtype
@@ -350,6 +366,7 @@ class SrlBackbone(keras.layers.Layer):
             residual_dropout=self.residual_dropout,
             attention_dropout=self.attention_dropout,
             relu_dropout=self.relu_dropout,
+            word_dropout=self.word_dropout,
             syntax_head=keras.saving.serialize_keras_object(self.syntax_head) if self.syntax_head is not None else None,
             syntax_layer=self.syntax_layer,
             syntax_attention_layer=self.syntax_attention_layer,
@@ -384,6 +401,7 @@ def backbone_from_config(config, vocabulary_size: int, embedding_matrix=None, na
         residual_dropout=config.residual_dropout,
         attention_dropout=config.attention_dropout,
         relu_dropout=config.relu_dropout,
+        word_dropout=config.word_dropout,
         scale_embeddings=config.scale_embeddings,
         contextual=config.contextual,
         contextual_mode=config.contextual_mode,

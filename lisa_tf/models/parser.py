@@ -2,7 +2,9 @@
 
 One example per sentence (layout ``"sentence"``), the project's preprocessor for the words:
 
-* **Input** (D&M §3.2): word embeddings (GloVe rows when the run has them), with whole-word dropout;
+* **Input** (D&M §3.2): word embeddings (GloVe rows when the run has them), with whole-word dropout
+  (and, with ``model.word_dropout``, word ids replaced by ``<unk>`` in training,
+  :mod:`lisa_tf.layers.word_dropout`, which D&M's zeroed vectors do not do: it trains the ``<unk>`` row);
   optionally the sum with a character CNN over each word's UTF-8 code points (``char_embedding_size``;
   the paper's word-only model has none, its CoNLL 2017 successor reads characters), which gives
   out-of-vocabulary words a representation. With ``model.contextual`` (e.g. ``"minilm"``), the scalar
@@ -46,6 +48,7 @@ import tensorflow as tf
 from lisa_tf.decoding.eisner import eisner_heads
 from lisa_tf.layers.biaffine import BiaffineArcScorer, BilinearLabelScorer
 from lisa_tf.layers.scalar_mix import ScalarMix
+from lisa_tf.layers.word_dropout import WordDropout
 from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.base import SrlModel
 from lisa_tf.models.contextual import ContextualWordFeatures, mixed_word_vectors
@@ -118,7 +121,7 @@ class DependencyParser(SrlModel):
 
     Args:
         config: :class:`lisa_tf.config.ModelConfig` (``parser_encoder``, ``lstm_layers``,
-            ``lstm_size``, ``char_embedding_size``, ``parser_dropout``, ``embedding_size``,
+            ``lstm_size``, ``char_embedding_size``, ``parser_dropout``, ``word_dropout``, ``embedding_size``,
             ``parse_mlp_size``, ``dep_label_mlp_size``; with the attention encoder the backbone's
             sizes).
         words, srl_labels, joint_labels: see :class:`~lisa_tf.models.base.SrlModel` (the SRL ones
@@ -162,7 +165,7 @@ class DependencyParser(SrlModel):
                 config, len(self.words), embedding_matrix, sublayer="ffn", order="attention_first",
                 predicate_indicator=False,
             )
-            self.word_embedding = self.characters = self.lstms = None
+            self.word_embedding = self.characters = self.lstms = self.unknown_words = None
         else:
             self.backbone = None
             width = embedding_matrix.shape[1] if embedding_matrix is not None else config.embedding_size
@@ -191,6 +194,9 @@ class DependencyParser(SrlModel):
                 for i in range(config.lstm_layers)
             ]
             self.lstm_dropout = keras.layers.Dropout(dropout, name="lstm_dropout")
+            # <unk> for real words in training (model.word_dropout); no such layer at the default rate 0.
+            self.unknown_words = (WordDropout(config.word_dropout, name="unknown_words")
+                                  if config.word_dropout > 0 and self.word_embedding is not None else None)
         self.arc_scorer = BiaffineArcScorer(config.parse_mlp_size, dropout=dropout, name="arcs")
         self.label_scorer = (
             BilinearLabelScorer(len(self.dep_labels), mlp_dim=config.dep_label_mlp_size, dropout=dropout,
@@ -210,7 +216,10 @@ class DependencyParser(SrlModel):
                                  **self.backbone.contextual_inputs(features))["sequence_output"]
         parts = []
         if self.word_embedding is not None:
-            x = self.word_embedding(features["word_ids"])
+            ids = features["word_ids"]
+            if self.unknown_words is not None:
+                ids = self.unknown_words(ids, training=training)
+            x = self.word_embedding(ids)
             if self.characters is not None:
                 x = x + tf.cast(self.characters(features["tokens"]), x.dtype)
             parts.append(self.embedding_dropout(x, training=training))

@@ -3,12 +3,13 @@ given parse when one is injected, and SA has no syntax at all."""
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from data_pipeline.dataset import make_dataset
-from data_pipeline.vocab import PREDICATE_SUFFIX, Vocabularies
+from data_pipeline.vocab import OOV_ID, PREDICATE_SUFFIX, Vocabularies
 from lisa_tf.config import load_config
 from lisa_tf.models import build_model
 from data_pipeline.splits import read_split
@@ -29,14 +30,19 @@ TINY_LISA = {
 }
 
 
-def _model_and_batch(tiny, sentences=6, **extra):
+def _model_and_batch(tiny, sentences=6, largest=False, **extra):
+    """A tiny LISA built on the first ``sentences`` EWT sentences, and their first batch (with
+    ``largest``: the batch with the most tokens)."""
     config = load_config(None, tiny(**{**TINY_LISA, **extra}))
     data = read_split(config.data.train, config.data.format, config.data.parse_train, sentences)
     vocabs = Vocabularies.build(data)
     model = build_model(config.model, vocabs)
     dataset, _ = make_dataset(data, vocabs, layout=model.layout, token_budget=4096, shuffle=False,
                               preprocess=model.preprocessor)
-    batch = next(iter(dataset))
+    if largest:
+        batch = max(dataset, key=lambda b: int(tf.reduce_sum(tf.cast(b["token_mask"], tf.int32))))
+    else:
+        batch = next(iter(dataset))
     model.build_from_batch(batch)
     return config, vocabs, model, batch
 
@@ -177,3 +183,25 @@ def test_gold_predicate_mode_encodes_each_predicate(tiny):
     assert not np.allclose(model(batch)["joint_logits"].numpy(), model(moved)["joint_logits"].numpy())
     decoded = model.decode_scores(model.predict_scores(batch), batch)
     assert decoded["srl_tags"].shape == batch["word_ids"].shape
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.1])
+def test_word_dropout_trains_the_unknown_words_row(tiny, rate):
+    # Every word of the batch is in the vocabulary (built from these sentences), so only word dropout
+    # (model.word_dropout) brings <unk> into a training step; the batch has 80 real tokens, so at 0.1
+    # some are replaced (all kept: probability 0.9^80 < 3e-4).
+    keras.utils.set_random_seed(1)
+    _, _, model, batch = _model_and_batch(tiny, sentences=20, largest=True, **{"model.word_dropout": rate})
+    assert (model.backbone.unknown_words is not None) == (rate > 0)
+    assert int(tf.reduce_sum(tf.cast(batch["token_mask"], tf.int32))) >= 80
+    assert not (batch["word_ids"].numpy() == OOV_ID).any()
+    model.compile(optimizer=keras.optimizers.Adam(0.01))
+    model.build_from_batch(batch)
+    before = model.backbone.words.embeddings.numpy()
+    logs = model.train_on_batch(batch, return_dict=True)
+    assert np.isfinite(logs["loss"])
+    after = model.backbone.words.embeddings.numpy()
+    assert np.array_equal(after[OOV_ID], before[OOV_ID]) is (rate == 0)
+    assert not np.array_equal(after[2:], before[2:])  # the words' own rows train either way
+    # inference never replaces a word: two predictions are the same
+    np.testing.assert_array_equal(model.predict_scores(batch)["srl_probs"], model.predict_scores(batch)["srl_probs"])

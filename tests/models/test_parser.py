@@ -163,3 +163,38 @@ def test_gold_tags_never_pass_through_a_parser_without_that_tagger():
     parsed = parse_sentences(model, sentences)
     assert all(s.upos is None and len(s.pos) == len(s) for s in parsed)
     assert "upos" not in parse_scores(sentences, parsed) and "pos" in parse_scores(sentences, parsed)
+
+
+@pytest.mark.parametrize("encoder", ["bilstm", "attention"])
+def test_word_dropout_reaches_the_parsers_word_embedding(encoder):
+    """``model.word_dropout`` replaces real words by <unk> before the parser's word embedding in training
+    (either encoder), so the <unk> row gets a gradient; at inference it is never read."""
+    import keras
+    import tensorflow as tf
+
+    from data_pipeline.dataset import make_dataset
+    from data_pipeline.splits import read_split
+    from data_pipeline.vocab import OOV_ID, Vocabularies
+    from lisa_tf.layers.word_dropout import WordDropout
+    from lisa_tf.models import build_model
+
+    keras.utils.set_random_seed(2)
+    config = load_config(None, parser_overrides(**{"model.word_dropout": 0.3, "model.parser_encoder": encoder,
+                                                   "model.num_layers": 1, "model.hidden_size": 32,
+                                                   "model.num_heads": 4, "model.filter_size": 64}))
+    sentences = read_split(config.data.train, "conllu", None, 5)
+    vocabs = Vocabularies.build(sentences)
+    model = build_model(config.model, vocabs)
+    dataset = make_dataset(sentences, vocabs, layout=model.layout, shuffle=False, preprocess=model.preprocessor)[0]
+    # the longest sentence, 36 tokens: all of them kept with probability 0.7^36 < 3e-6
+    batch = max(dataset, key=lambda b: int(tf.size(b["word_ids"])))
+    model.build_from_batch(batch)
+    owner = model.backbone if encoder == "attention" else model
+    embedding = model.backbone.words if encoder == "attention" else model.word_embedding
+    assert type(owner.unknown_words) is WordDropout and owner.unknown_words.rate == 0.3
+    assert not (batch["word_ids"].numpy() == OOV_ID).any()
+    for training in (False, True):
+        with tf.GradientTape() as tape:
+            loss = model.compute_loss(batch, y_pred=model(batch, training=training))
+        gradient = tf.convert_to_tensor(tape.gradient(loss, embedding.embeddings))
+        assert (float(tf.norm(gradient[OOV_ID])) > 0) is training
