@@ -7,6 +7,7 @@ spaCy and the pure-Python :mod:`data_pipeline` modules only, and TensorFlow is i
 lisa_tf installed. Importing it registers ``doc._.frames`` and ``doc._.srl_skipped``.
 """
 
-from lisa_tf_spacy.component import SpacyComponentError, SrlComponent, frames_of, make_lisa_srl, skipped_of
+from lisa_tf_spacy.component import (SpacyComponentError, SrlComponent, displacy_frame, frames_of, make_lisa_srl,
+                                     skipped_of)
 
-__all__ = ["SpacyComponentError", "SrlComponent", "frames_of", "make_lisa_srl", "skipped_of"]
+__all__ = ["SpacyComponentError", "SrlComponent", "displacy_frame", "frames_of", "make_lisa_srl", "skipped_of"]

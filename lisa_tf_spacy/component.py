@@ -28,12 +28,21 @@ Results, all plain JSON data kept where ``DocBin`` and ``Doc.to_bytes`` keep the
   arguments, labelled with their roles, in the order of the frame's ``arguments``, then the
   predicate itself labelled ``V`` whose ``kb_id_`` is the predicted sense where the model has one;
   the group's ``attrs["lisa_srl"]`` is the whole frame. ``displacy.render(doc, style="span",
-  options={"spans_key": "srl_2"})`` draws it.
+  options={"spans_key": "srl_2"})`` draws it with the role codes (``ARG2``);
+  ``displacy.render(displacy_frame(doc, "srl_2"), style="span", manual=True)`` with the roles' meanings
+  as well (``ARG2 hearer``, as the frame's ``description`` shows them; :func:`displacy_frame`).
+  A component replaces the groups it wrote before (an earlier run of it, or a Doc read back from a
+  ``DocBin``): those with its prefix that hold the frame of their key. Any other group is left alone,
+  so two components with different prefixes (all predicates and verbal ones, say) keep each other's
+  frames; a group of another writer at one of its keys (the user's own ``doc.spans["srl_2"]``) is
+  refused with an error naming the key, before anything on the Doc changes.
 - ``doc._.frames``: the frames of the Doc in token order, read from those groups. Each is a
   predicate dict of :mod:`lisa_tf.labelling.predictor` with every key it has (sense and role meanings
   included, where the model gives them), its positions in the Doc's terms (``token``,
   ``token_start``/``token_end`` index the Doc's tokens, ``start``/``end`` its characters, ``text``
-  is the Doc's text), plus ``sentence`` (the sentence's index in the Doc) and ``spans_key``.
+  is the Doc's text), plus ``sentence`` (the sentence's index in the Doc) and ``spans_key``. A group
+  whose ``attrs["lisa_srl"]`` is not such a frame (another program's value under the same attr name)
+  is not one: it is left out, with one warning that counts and names those groups.
 - ``doc._.srl_skipped``: the sentences left unlabelled because they are longer than the model's
   limit (with ``over_limit = "skip"``), each with its token span and the reason; they are also the
   spans of ``doc.spans["srl_skipped"]``.
@@ -58,6 +67,7 @@ core.
 from __future__ import annotations
 
 import os
+import warnings
 import weakref
 from typing import Iterable, Iterator, Optional
 
@@ -103,15 +113,91 @@ def shared_predictor(model: str, token_budget: int, max_sentence_tokens: Optiona
     return predictor
 
 
+def is_frame(key: str, value) -> bool:
+    """Whether ``value``, the ``attrs["lisa_srl"]`` of the span group ``key``, is a frame as
+    :class:`SrlComponent` writes it: a dict with the predicate's ``token``, its ``arguments`` and the
+    group's own key as ``spans_key``. The attr name is a plain string any program may use; a value that
+    is not a frame must not be read as one."""
+    return (isinstance(value, dict) and type(value.get("token")) is int and isinstance(value.get("arguments"), list)
+            and all(isinstance(a, dict) and "role" in a for a in value["arguments"]) and value.get("spans_key") == key)
+
+
+def is_skipped_list(value) -> bool:
+    """Whether ``value``, a group's ``attrs["lisa_srl_skipped"]``, is a list of skipped sentences as
+    :class:`SrlComponent` writes it."""
+    return isinstance(value, list) and all(isinstance(entry, dict) and "sentence" in entry for entry in value)
+
+
+def _warn_foreign(extension: str, attr: str, what: str, keys: list[str]) -> None:
+    """One warning for the span groups of one Doc whose ``attr`` holds something other than ``what``
+    (:class:`SrlComponent` did not write it), counted and named, where ``doc._.<extension>`` is read."""
+    warnings.warn(f"doc._.{extension}: skipped {len(keys)} span group{'s' if len(keys) > 1 else ''} whose "
+                  f"attrs[{attr!r}] is not {what} written by lisa_srl: {', '.join(map(repr, keys))}",
+                  stacklevel=4)  # _warn_foreign < frames_of < spaCy's doc._ getter < the line that reads doc._
+
+
 def frames_of(doc: Doc) -> list[dict]:
-    """``doc._.frames``: the frames of ``doc`` in token order (module docstring)."""
-    return sorted((group.attrs[FRAME_ATTR] for group in doc.spans.values() if FRAME_ATTR in group.attrs),
-                  key=lambda frame: frame["token"])
+    """``doc._.frames``: the frames of ``doc`` in token order (module docstring); a group whose
+    ``attrs["lisa_srl"]`` is not a frame (:func:`is_frame`) is left out, with one warning naming it."""
+    frames, foreign = [], []
+    for key, group in doc.spans.items():
+        if FRAME_ATTR in group.attrs:
+            if is_frame(key, group.attrs[FRAME_ATTR]):
+                frames.append(group.attrs[FRAME_ATTR])
+            else:
+                foreign.append(key)
+    if foreign:
+        _warn_foreign("frames", FRAME_ATTR, "a frame", foreign)
+    return sorted(frames, key=lambda frame: frame["token"])
 
 
 def skipped_of(doc: Doc) -> list[dict]:
-    """``doc._.srl_skipped``: the sentences left unlabelled, in order (module docstring)."""
-    return [entry for group in doc.spans.values() for entry in group.attrs.get(SKIPPED_ATTR, [])]
+    """``doc._.srl_skipped``: the sentences left unlabelled, in order (module docstring); a group whose
+    ``attrs["lisa_srl_skipped"]`` is not such a list is left out, with one warning naming it."""
+    entries, foreign = [], []
+    for key, group in doc.spans.items():
+        if SKIPPED_ATTR in group.attrs:
+            if is_skipped_list(group.attrs[SKIPPED_ATTR]):
+                entries.extend(group.attrs[SKIPPED_ATTR])
+            else:
+                foreign.append(key)
+    if foreign:
+        _warn_foreign("srl_skipped", SKIPPED_ATTR, "a list of skipped sentences", foreign)
+    return entries
+
+
+def shown_role(argument: dict) -> str:
+    """An argument's label with its role's meaning, as the frame's ``description`` and lisa_tf's text
+    output show it: ``ARG0 barker``; the role alone where the model gives no meaning."""
+    return f"{argument['role']} {argument['description']}" if argument.get("description") else argument["role"]
+
+
+def displacy_frame(doc: Doc, spans_key: str, *, meanings: bool = True) -> dict:
+    """The frame of ``doc.spans[spans_key]`` as displaCy's span data, to draw with
+    ``displacy.render(displacy_frame(doc, key), style="span", manual=True)``.
+
+    The span group labels its arguments with role codes (``ARG2``), which is what
+    ``displacy.render(doc, style="span", options={"spans_key": key})`` draws; a reader of the picture
+    rarely knows what ``ARG2`` of a given verb is. With ``meanings`` each argument is labelled with its
+    role's meaning as well (``ARG2 hearer``, :func:`shown_role`), where the model gives one; the
+    predicate stays ``V`` with its sense as the span's ``kb_id``.
+
+    Raises:
+        SpacyComponentError: ``doc.spans`` has no frame of lisa_srl at ``spans_key`` (names the keys it has).
+    """
+    from spacy import displacy
+
+    group = doc.spans[spans_key] if spans_key in doc.spans else None
+    if group is None or not is_frame(spans_key, group.attrs.get(FRAME_ATTR)):
+        keys = [frame["spans_key"] for frame in frames_of(doc)]
+        raise SpacyComponentError(f"displacy_frame: the Doc has no lisa_srl frame at doc.spans[{spans_key!r}]; its "
+                                  f"frames are at {', '.join(map(repr, keys)) or 'no key (no frames)'}")
+    data = displacy.parse_spans(doc, {"spans_key": spans_key})
+    if meanings:
+        arguments = group.attrs[FRAME_ATTR]["arguments"]
+        for span, argument in zip(data["spans"], arguments):  # the group's spans: its arguments in order, then V
+            span["label"] = shown_role(argument)
+    return data
 
 
 Doc.set_extension("frames", getter=frames_of, force=True)
@@ -137,21 +223,24 @@ class SrlComponent(Pipe):
             :class:`~data_pipeline.input_limits.InputTooLong`; ``"skip"`` leaves it unlabelled and
             lists it in ``doc._.srl_skipped``.
         token_budget: most padded tokens per batch of the model.
-        max_sentence_tokens: the longest sentence labelled; ``None``: the model's longest training
-            sentence (:mod:`data_pipeline.input_limits`).
-        spans_prefix: the frames' SpanGroups are ``doc.spans[f"{spans_prefix}_{token}"]``.
+        max_sentence_tokens: the longest sentence labelled, a positive whole number; ``None``: the model's
+            longest training sentence (:mod:`data_pipeline.input_limits`).
+        spans_prefix: the frames' SpanGroups are ``doc.spans[f"{spans_prefix}_{token}"]``; each ``lisa_srl``
+            component of a pipeline needs its own (the groups with its prefix are the ones it replaces).
         constraints: decode each frame under PropBank's constraints (one of each core role, ``C-``/``R-``
             after their role, only the roleset's core roles; :mod:`lisa_tf.decoding.frame_viterbi`); False:
             the plain BIO Viterbi.
         frames: the PropBank frame index the senses' meanings come from (``None``: the shipped one).
 
     Raises:
-        SpacyComponentError: a config value is wrong, or the model is missing (names the key).
+        SpacyComponentError: a config value is wrong, the model or the frame index is missing, or another
+            ``lisa_srl`` component of ``nlp`` has the same ``spans_prefix`` (names the key).
     """
 
     def __init__(self, nlp: Language, name: str = "lisa_srl", *, model: str = "srl", predicates: str = "all",
                  over_limit: str = "raise", token_budget: int = 4096, max_sentence_tokens: Optional[int] = None,
                  spans_prefix: str = "srl", constraints: bool = True, frames: Optional[str] = None):
+        from lisa_tf.decoding.frame_meanings import FrameIndexError, check_frames, frame_index
         from lisa_tf.labelling.predictor import PredictionInputError
 
         self.name = name
@@ -164,6 +253,23 @@ class SrlComponent(Pipe):
                                       f"found {over_limit!r}")
         if not spans_prefix:
             raise SpacyComponentError(f"{name} config spans_prefix: expected a non-empty name")
+        for other_name, other in getattr(nlp, "pipeline", []):
+            if isinstance(other, SrlComponent) and other_name != name and other.spans_prefix == spans_prefix:
+                raise SpacyComponentError(
+                    f"{name} config spans_prefix: {other_name} already writes the span groups "
+                    f"\"{spans_prefix}_<token>\" of this pipeline, and each would replace the other's; give {name} a "
+                    "spans_prefix of its own")
+        # 0 is refused as -1 is: only null/None stands for the model's own limit
+        if max_sentence_tokens is not None and (type(max_sentence_tokens) is not int or max_sentence_tokens < 1):
+            raise SpacyComponentError(f"{name} config max_sentence_tokens: expected a positive whole number, or null "
+                                      f"for the model's longest training sentence; found {max_sentence_tokens!r}")
+        try:
+            if check_frames(frames, option="frames:") is not None:
+                frame_index(frames)  # read now (once per process): a file that is not an index fails here, by its key
+        except FrameIndexError as error:
+            raise SpacyComponentError(f"{name} config {error}") from None
+        except UserError as error:
+            raise SpacyComponentError(f"{name} config frames: {error}") from None
         self.over_limit = over_limit
         self.spans_prefix = spans_prefix
         #: what rebuilds the component in another process (:meth:`__reduce__`)
@@ -198,10 +304,30 @@ class SrlComponent(Pipe):
                 error_handler(self.name, self, docs, error)
             yield from docs
 
-    def _clear(self, doc: Doc) -> None:
-        """Remove the groups an earlier run of this component wrote on ``doc``."""
-        for key in [k for k, group in doc.spans.items() if FRAME_ATTR in group.attrs or SKIPPED_ATTR in group.attrs]:
+    def _owns(self, key: str, group: SpanGroup) -> bool:
+        """Whether the span group ``key`` is one this component writes: the frame of its key under this
+        component's prefix, or its skipped sentences. Another component's groups (another prefix) and
+        the user's own are not, whatever their attrs."""
+        if key == f"{self.spans_prefix}_skipped":
+            return is_skipped_list(group.attrs.get(SKIPPED_ATTR))
+        frame = group.attrs.get(FRAME_ATTR)
+        return is_frame(key, frame) and key == f"{self.spans_prefix}_{frame['token']}"
+
+    def _write(self, doc: Doc, groups: dict) -> None:
+        """Replace the groups this component wrote on ``doc`` by ``groups`` (key -> SpanGroup)."""
+        for key in [k for k, group in doc.spans.items() if self._owns(k, group)]:
             del doc.spans[key]
+        for key, group in groups.items():
+            doc.spans[key] = group
+
+    def _check_keys(self, doc: Doc, groups: dict) -> None:
+        """Refuse to write over a span group this component did not write (module docstring)."""
+        for key in groups:
+            if key in doc.spans and not self._owns(key, doc.spans[key]):
+                raise SpacyComponentError(
+                    f"{self.name}: the Doc already has a span group {key!r} that {self.name} did not write, and "
+                    f"{self.name} writes its own there; rename that group, or give the component a config "
+                    f"spans_prefix of its own (now {self.spans_prefix!r})")
 
     def _label(self, docs: list[Doc]) -> None:
         if os.getpid() != self._process:
@@ -211,8 +337,8 @@ class SrlComponent(Pipe):
                 "component batches the sentences of batch_size Docs in one model call, and TensorFlow uses every "
                 "core), or call multiprocessing.set_start_method(\"spawn\") first, so that each process loads the model")
         units = []  # (doc, sentence index, sentence span, the Doc indices of the tokens sent to the model)
+        groups: dict = {id(doc): (doc, {}) for doc in docs}  # id(doc) -> (doc, {key: the SpanGroup to write})
         for doc in docs:
-            self._clear(doc)
             if not len(doc):
                 continue
             if not doc.has_annotation("SENT_START"):
@@ -220,8 +346,17 @@ class SrlComponent(Pipe):
                     f"{self.name}: the Doc has no sentence boundaries ({_preview(doc[:], 8)!r}); add a sentencizer, "
                     f"senter or parser before it: nlp.add_pipe(\"sentencizer\", before=\"{self.name}\")")
             units.extend((doc, k, sent, [t.i for t in sent if not t.is_space]) for k, sent in enumerate(doc.sents))
-        if not units:
-            return
+        if units:
+            self._label_units(units, groups)
+        # every Doc's keys are checked before any Doc changes: a refused batch leaves its Docs as they were
+        for doc, new in groups.values():
+            self._check_keys(doc, new)
+        for doc, new in groups.values():
+            self._write(doc, new)
+
+    def _label_units(self, units: list, groups: dict) -> None:
+        """Label the sentences ``units`` (as :meth:`_label` lists them) and put the span groups of their frames
+        and skipped sentences into ``groups``."""
         inputs = self.predictor.prepare(tokens=[[doc[i].text for i in kept] for doc, _, _, kept in units],
                                         over_limit="skip")
         if self.over_limit == "raise":
@@ -240,15 +375,16 @@ class SrlComponent(Pipe):
                     "reason": skipped["reason"]}))
                 continue
             for predicate in result["predicates"]:
-                self._add_frame(doc, k, kept, predicate)
+                group = self._frame_group(doc, k, kept, predicate)
+                groups[id(doc)][1][group.name] = group
         for doc, entries in skipped_of_doc.values():
             key = f"{self.spans_prefix}_skipped"
-            doc.spans[key] = SpanGroup(doc, name=key, attrs={SKIPPED_ATTR: [entry for _, entry in entries]},
+            groups[id(doc)][1][key] = SpanGroup(doc, name=key, attrs={SKIPPED_ATTR: [entry for _, entry in entries]},
                                        spans=[Span(doc, sent.start, sent.end, label="skipped") for sent, _ in entries])
 
-    def _add_frame(self, doc: Doc, sentence: int, kept: list[int], predicate: dict) -> None:
+    def _frame_group(self, doc: Doc, sentence: int, kept: list[int], predicate: dict) -> SpanGroup:
         """One predicate dict of :mod:`lisa_tf.labelling.predictor` (positions in the sentence's kept tokens) as
-        a frame in the Doc's terms and its SpanGroup; every other key is carried as it is."""
+        a frame in the Doc's terms, in its SpanGroup; every other key is carried as it is."""
         position = kept[predicate["token"]]
         token = doc[position]
         key = f"{self.spans_prefix}_{position}"
@@ -261,7 +397,7 @@ class SrlComponent(Pipe):
         frame = {**predicate, "token": position, "start": token.idx, "end": token.idx + len(token),
                  "text": token.text, "arguments": arguments, "sentence": sentence, "spans_key": key}
         spans.append(Span(doc, position, position + 1, label="V", kb_id=str(frame.get("sense") or "")))
-        doc.spans[key] = SpanGroup(doc, name=key, attrs={FRAME_ATTR: frame}, spans=spans)
+        return SpanGroup(doc, name=key, attrs={FRAME_ATTR: frame}, spans=spans)
 
 
 def _rebuild(name: str, settings: dict) -> SrlComponent:
@@ -285,4 +421,5 @@ def make_lisa_srl(nlp: Language, name: str, model: str, predicates: str, over_li
                         spans_prefix=spans_prefix, constraints=constraints, frames=frames)
 
 
-__all__ = ["SpacyComponentError", "SrlComponent", "frames_of", "make_lisa_srl", "shared_predictor", "skipped_of"]
+__all__ = ["SpacyComponentError", "SrlComponent", "displacy_frame", "frames_of", "is_frame", "make_lisa_srl",
+           "shared_predictor", "shown_role", "skipped_of"]

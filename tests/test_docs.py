@@ -169,22 +169,27 @@ def test_the_site_builds_strictly(tmp_path):
 
 #: Runs each block of a JSON list ``[[page, text], …]`` as a script of its own (its own ``__main__``
 #: globals) in one process, which imports TensorFlow once instead of once per block; a failing block
-#: names its page.
+#: names its page. Prints ``ran PAGE`` and then what the block printed, as a JSON list of lines.
 RUN_BLOCKS = r'''
-import json, sys, traceback
+import contextlib, io, json, sys, traceback
 for page, text in json.load(sys.stdin):
+    out = io.StringIO()
     try:
-        exec(compile(text, page, "exec"), {"__name__": "__main__"})
+        with contextlib.redirect_stdout(out):
+            exec(compile(text, page, "exec"), {"__name__": "__main__"})
     except BaseException:
         sys.exit(f"{page}: its python block failed:\n{text}\n{traceback.format_exc()}")
-    print("ran", page, flush=True)
+    print("ran", page, json.dumps(out.getvalue().splitlines()), flush=True)
 '''
+#: ``print(...)  # what it prints`` in a python block: the comment is the line the call prints.
+PRINTED = re.compile(r"^\s*print\(.*\)  # (.*)$", re.M)
 
 
 @pytest.mark.slow(minutes=1.2)
 def test_python_blocks_run(tmp_path):
     """Each ``python`` block runs as a script, where the files the page's commands before it write exist
-    (``exports/srl``: the shipped fast model's export, as ``export`` writes it)."""
+    (``exports/srl``: the shipped fast model's export, as ``export`` writes it), and each ``print(...)  #
+    comment`` line of a block prints its comment (docs/spacy.md's frames with their role meanings)."""
     (tmp_path / "exports").mkdir()
     (tmp_path / "exports" / "srl").symlink_to(shipped_export("srl-fast"))
     scripts = [(str(page.relative_to(ROOT)), text) for page in PAGES for language, text in blocks(page)
@@ -192,8 +197,13 @@ def test_python_blocks_run(tmp_path):
     done = subprocess.run([sys.executable, "-c", RUN_BLOCKS], input=json.dumps(scripts), cwd=tmp_path,
                           capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-3000:]
-    assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("ran ")] == [p for p, _ in scripts]
+    ran = [line.split(" ", 2)[1:] for line in done.stdout.splitlines() if line.startswith("ran ")]
+    assert [page for page, _ in ran] == [p for p, _ in scripts]
     assert len(scripts) >= 2
+    for (page, text), (_, printed) in zip(scripts, ran):
+        if PRINTED.search(text):
+            assert json.loads(printed) == PRINTED.findall(text), page
+    assert sum(len(PRINTED.findall(text)) for _, text in scripts) >= 4
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")

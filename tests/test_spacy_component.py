@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import warnings
 
 import pytest
 import spacy  # the spaCy extra (requirements-spacy.txt), installed by tools/ensure_venv.sh
 from spacy import displacy
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc, DocBin, SpanGroup
 
 from benchmarks.raw_text_srl import texts_of
 from data_pipeline.input_limits import InputTooLong
@@ -260,3 +262,149 @@ def test_every_key_of_a_predicate_and_an_argument_is_carried_and_the_sense_is_th
     again = list(DocBin().from_bytes(DocBin(docs=[doc]).to_bytes()).get_docs(nlp.vocab))[0]
     assert again._.frames == doc._.frames
     assert [s.kb_id_ for s in again.spans[frame["spans_key"]] if s.label_ == "V"] == ["agree.01"]
+
+
+def _pipeline(*components: dict):
+    """``spacy.blank("en")``, a sentencizer, and a ``lisa_srl`` component of the fast model per config
+    given (``name`` and config keys; the model is shared with the module's pipeline)."""
+    pipeline = spacy.blank("en")
+    pipeline.add_pipe("sentencizer")
+    for config in components:
+        config = dict(config)
+        pipeline.add_pipe("lisa_srl", name=config.pop("name", "lisa_srl"), config={"model": MODEL, **config})
+    return pipeline
+
+
+def test_two_components_with_their_own_prefixes_keep_each_others_frames(nlp):
+    """Each component replaces only the groups of its own prefix: all predicates under ``srl``, then verb
+    frames under ``other``, both stay (and both stay when either labels the Doc again); a group of
+    another writer under a prefix of neither is left alone; a second component with a prefix already in
+    use is refused when it is added."""
+    text = "Mr. Smith didn't agree with the board."
+    both = _pipeline({"name": "srl_a"}, {"name": "srl_b", "spans_prefix": "other", "predicates": "verbal"})
+    alone = nlp(text)._.frames
+    verbal = _pipeline({"predicates": "verbal"})(text)._.frames
+    assert [f["text"] for f in alone] == ["did", "agree"] and [f["text"] for f in verbal] == ["agree"]
+    doc = both.make_doc(text)
+    doc.spans["mine"] = SpanGroup(doc, name="mine", spans=[doc[0:2]], attrs={"note": "the user's"})
+    doc = both(doc)
+    assert sorted(doc.spans) == ["mine", "other_4", "srl_2", "srl_4"]
+    mine = {f["spans_key"]: f for f in doc._.frames}
+    assert [mine[f["spans_key"]] for f in alone] == alone
+    assert [{**mine[f"other_{f['token']}"], "spans_key": f["spans_key"]} for f in verbal] == verbal
+    for name in ("srl_a", "srl_b"):
+        both.get_pipe(name)(doc)
+        assert sorted(doc.spans) == ["mine", "other_4", "srl_2", "srl_4"] and len(doc._.frames) == 3
+    assert [(s.start, s.end) for s in doc.spans["mine"]] == [(0, 2)]
+    assert doc.spans["mine"].attrs == {"note": "the user's"}
+    with pytest.raises(SpacyComponentError, match=r'^srl_c config spans_prefix: srl_a already writes the span groups '
+                                                  r'"srl_<token>" of this pipeline.*give srl_c a spans_prefix of its '
+                                                  r'own$'):
+        both.add_pipe("lisa_srl", name="srl_c", config={"model": MODEL})
+    assert both.pipe_names == ["sentencizer", "srl_a", "srl_b"]
+
+
+def test_a_span_group_of_the_users_at_a_frames_key_is_refused_by_name_and_the_doc_is_left_as_it_was(nlp):
+    text = "Mr. Smith didn't agree with the board."
+    doc = nlp(text)
+    earlier = doc._.frames
+    assert [f["spans_key"] for f in earlier] == ["srl_2", "srl_4"]
+    doc.spans["srl_4"] = SpanGroup(doc, name="srl_4", spans=[doc[0:2]])  # the user's own, where "agree"'s frame goes
+    with pytest.raises(SpacyComponentError) as raised:
+        nlp.get_pipe("lisa_srl")(doc)
+    assert str(raised.value) == ("lisa_srl: the Doc already has a span group 'srl_4' that lisa_srl did not write, and "
+                                 "lisa_srl writes its own there; rename that group, or give the component a config "
+                                 "spans_prefix of its own (now 'srl')")
+    assert sorted(doc.spans) == ["srl_2", "srl_4"] and [(s.start, s.end) for s in doc.spans["srl_4"]] == [(0, 2)]
+    assert doc._.frames == earlier[:1]  # the frame it wrote before is still there, nothing new was written
+    # a Doc of nlp.pipe is refused as well, and the other Docs of its batch are left unlabelled with it
+    fresh, clashing = nlp.make_doc("The cat sat on the mat."), nlp.make_doc(text)
+    clashing.spans["srl_2"] = SpanGroup(clashing, name="srl_2", spans=[clashing[0:1]])
+    with pytest.raises(SpacyComponentError, match=r"^lisa_srl: the Doc already has a span group 'srl_2' "):
+        list(nlp.pipe([fresh, clashing]))
+    assert fresh._.frames == [] and sorted(clashing.spans) == ["srl_2"]
+
+
+def test_a_frames_path_that_is_no_frame_index_is_an_error_of_the_frames_key(tmp_path):
+    """``frames`` names no file, or a file that is no frame index: an error of the ``frames`` setting with
+    the path and what was expected, when the component is made."""
+    nlp = spacy.blank("en")
+    missing = tmp_path / "missing" / "frames.json.gz"
+    with pytest.raises(SpacyComponentError) as raised:
+        nlp.add_pipe("lisa_srl", config={"model": MODEL, "frames": str(missing)})
+    assert str(raised.value).startswith(f"lisa_srl config frames: {missing}: no such file; expected a frame index "
+                                        "(frames.json.gz, built with python -m data_pipeline.frame_index build")
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__
+    not_an_index = tmp_path / "frames.json.gz"
+    not_an_index.write_text("not gzip\n")
+    with pytest.raises(SpacyComponentError, match=rf"^lisa_srl config frames: {re.escape(str(not_an_index))}: "):
+        nlp.add_pipe("lisa_srl", config={"model": MODEL, "frames": str(not_an_index)})
+    assert nlp.pipe_names == []
+
+
+def test_max_sentence_tokens_0_is_refused_as_minus_1_is():
+    """The model's own limit is ``null``: 0 is no limit a sentence could meet, refused with the same line as
+    -1; a positive number is the limit."""
+    nlp = spacy.blank("en")
+    for value in (0, -1):
+        with pytest.raises(SpacyComponentError) as raised:
+            nlp.add_pipe("lisa_srl", config={"model": MODEL, "max_sentence_tokens": value})
+        assert str(raised.value) == ("lisa_srl config max_sentence_tokens: expected a positive whole number, or null "
+                                     f"for the model's longest training sentence; found {value}")
+    assert nlp.pipe_names == []
+    nlp.add_pipe("lisa_srl", config={"model": MODEL, "max_sentence_tokens": 12})
+    assert nlp.get_pipe("lisa_srl").predictor.max_sentence_tokens == 12
+
+
+def test_a_docbin_group_with_a_foreign_lisa_srl_attr_is_skipped_with_one_warning_naming_it(nlp, docs):
+    """Span groups whose ``lisa_srl``/``lisa_srl_skipped`` attrs another program wrote (no ``token``, a plain
+    string) are not frames: ``doc._.frames`` and ``doc._.srl_skipped`` leave them out, with one warning
+    each that counts and names them; the component's own frames are all there."""
+    doc = Doc(nlp.vocab).from_bytes(docs[-1].to_bytes())
+    frames = doc._.frames
+    assert frames
+    doc.spans["theirs"] = SpanGroup(doc, name="theirs", spans=[doc[0:2]], attrs={"lisa_srl": {"label": "a topic"}})
+    doc.spans["theirs_too"] = SpanGroup(doc, name="theirs_too", spans=[],
+                                        attrs={"lisa_srl": "v2", "lisa_srl_skipped": "none"})
+    again = list(DocBin().from_bytes(DocBin(docs=[doc]).to_bytes()).get_docs(nlp.vocab))[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert again._.frames == frames
+        assert again._.srl_skipped == []
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2, messages
+    assert re.fullmatch(r"doc\._\.frames: skipped 2 span groups whose attrs\['lisa_srl'\] is not a frame written by "
+                        r"lisa_srl: '(theirs|theirs_too)', '(theirs|theirs_too)'", messages[0]), messages[0]
+    assert "'theirs'" in messages[0] and "'theirs_too'" in messages[0]
+    assert messages[1] == ("doc._.srl_skipped: skipped 1 span group whose attrs['lisa_srl_skipped'] is not a list of "
+                           "skipped sentences written by lisa_srl: 'theirs_too'")
+    # labelling it again replaces the component's own groups and leaves the others as they are
+    nlp.get_pipe("lisa_srl")(again)
+    assert again.spans["theirs"].attrs == {"lisa_srl": {"label": "a topic"}} and "theirs_too" in again.spans
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert again._.frames == frames
+
+
+def test_displacy_frame_labels_each_role_with_its_meaning(nlp):
+    """The fast model gives role meanings (``ARG0 agreer``): :func:`displacy_frame` gives displaCy the
+    frame's spans labelled with them, or with the codes (the span group's labels) with ``meanings=False``;
+    a key that holds no frame is one error naming it."""
+    from lisa_tf_spacy import displacy_frame
+
+    doc = nlp("Mr. Smith didn't agree with the board.")
+    [frame] = [f for f in doc._.frames if f["text"] == "agree"]
+    key = frame["spans_key"]
+    data = displacy_frame(doc, key)
+    labels = [f"{a['role']} {a['description']}" if a.get("description") else a["role"] for a in frame["arguments"]]
+    assert [s["label"] for s in data["spans"]] == labels + ["V"]
+    assert "ARG0 agreer" in labels  # a meaning is shown, not only codes
+    assert [(s["start_token"], s["end_token"]) for s in data["spans"]] == [(s.start, s.end) for s in doc.spans[key]]
+    html = displacy.render(data, style="span", manual=True)
+    assert all(label in html for label in labels) and "ARG0 agreer" not in displacy.render(
+        doc, style="span", options={"spans_key": key})
+    codes = displacy_frame(doc, key, meanings=False)
+    assert [s["label"] for s in codes["spans"]] == [s.label_ for s in doc.spans[key]]
+    with pytest.raises(SpacyComponentError, match=r"^displacy_frame: the Doc has no lisa_srl frame at "
+                                                  r"doc\.spans\['srl_0'\]; its frames are at 'srl_2', 'srl_4'$"):
+        displacy_frame(doc, "srl_0")
