@@ -25,12 +25,20 @@ over ``MODEL_BASE_PATH`` as a separate process and sends, one at a time on fresh
   copied per sentence and per token), ``rest_text_tokens_inside`` (one paragraph of ``--inside_tokens``
   sentences x tokens, 52 x 48 by default, as many as the shipped models' limits allow, padded to
   ``--inside_bytes``: the earlier split copied the paragraph once per token), and ``rest_text_good``,
-  one short paragraph alone.
+  one short paragraph alone;
+- ``rest_long_tokens`` and ``grpc_long_tokens`` (``--long_tokens``, ``SxW:C``, default ``1x159:50000``):
+  ``S`` sentences of ``W`` tokens of ``"x." * (C / 2)`` (7.95 MB at the default, inside the byte,
+  sentence and token limits): a contextual encoder cut each such token into ``C`` word pieces before
+  any limit counted them (8 million pieces, gigabytes, at the default); and
+  ``rest_long_tokens_inside`` (``--inside_long_tokens``, default ``52x48:140``), the costliest such
+  request the shipped models' limits accept: as many tokens as the token and token-pair limits allow,
+  each as long as the longest training token, and each character a word piece.
 
 For each: the status, seconds from sending to the answer, and the server's RSS growth (its peak
 resident set during the request, ``VmHWM`` reset through ``/proc/PID/clear_refs`` before each
 request, minus its resident set before). While each ``text`` request is under way a good one (the
-short paragraph, over REST) is sent 20 ms after it: ``good_seconds`` is how long that one waited, and
+short paragraph, over REST; for the long-token requests, one ordinary sentence to ``serving_default``)
+is sent 20 ms after it: ``good_seconds`` is how long that one waited, and
 ``good_overlapped`` whether it was sent before the big one was answered. The run stops by itself and
 stops the server at the end.
 
@@ -193,6 +201,27 @@ def _text_sends(host: str, port: int, path: str, target: str, model_name: str, a
     return sends
 
 
+def _long_token_sends(host: str, port: int, path: str, target: str, model_name: str,
+                      args: argparse.Namespace) -> list:
+    """``(name, bytes, sender)`` of the requests whose tokens are long runs of one-character word pieces."""
+    import numpy as np
+    import tensorflow as tf
+
+    sends = []
+    for name, shape in (("long_tokens", args.long_tokens), ("long_tokens_inside", args.inside_long_tokens)):
+        sentences, rest = shape.split("x")
+        width, characters = (int(v) for v in rest.split(":"))
+        token = "x." * (int(characters) // 2)
+        rows = [[token] * width] * int(sentences)
+        body = json.dumps({"instances": rows}, separators=(",", ":")).encode()
+        sends.append((f"rest_{name}", len(body), _rest(host, port, path, body)))
+        if name == "long_tokens":
+            send, request_bytes = _grpc(target, model_name, {"tokens": tf.make_tensor_proto(
+                np.array(rows, dtype=object).astype(bytes))})
+            sends.append((f"grpc_{name}", request_bytes, send))
+    return sends
+
+
 def run(args: argparse.Namespace) -> dict:
     """Start the server, send each request and measure it; returns the result record."""
     base_path = pathlib.Path(args.model_base_path).resolve()
@@ -222,8 +251,10 @@ def run(args: argparse.Namespace) -> dict:
             body = json.dumps({"instances": [["said"] * width] * sentences}).encode()
             sends.append(("rest_all_predicates", len(body), _rest(host, port, path, body)))
         body = json.dumps({"instances": [ORDINARY]}).encode()
-        _rest(host, port, path, body)()  # warm up the model's first call
-        sends.append(("rest_ordinary", len(body), _rest(host, port, path, body)))
+        ordinary = _rest(host, port, path, body)
+        ordinary()  # warm up the model's first call
+        sends.append(("rest_ordinary", len(body), ordinary))
+        sends += _long_token_sends(host, port, path, target, model_name, args)
         good = None
         with urllib.request.urlopen(f"http://{host}:{port}/v1/models/{model_name}/metadata", timeout=60) as answer:
             signatures = json.load(answer)["metadata"]["signature_def"]["signature_def"]
@@ -235,17 +266,19 @@ def run(args: argparse.Namespace) -> dict:
             sends.append(("rest_text_good", len(body), good))
         for name, size, send in sends:
             text = "_text_" in name and name != "rest_text_good"
-            row = {"request": name, "request_bytes": size, **_measured(process.pid, send, good if text else None)}
+            meanwhile_sender = good if text else ordinary if "_long_tokens" in name else None
+            row = {"request": name, "request_bytes": size, **_measured(process.pid, send, meanwhile_sender)}
             rows.append(row)
             meanwhile = (f"  good meanwhile: {row['good_status']} in {row['good_seconds']:.3f} s"
-                         f"{'' if row['good_overlapped'] else ' (after)'}") if text else ""
+                         f"{'' if row['good_overlapped'] else ' (after)'}") if meanwhile_sender else ""
             print(f"{name:22} {size:>10} B  {str(row['status']):>18}  {row['seconds']:>8.3f} s  "
                   f"{row['rss_growth_mb']:>8.1f} MB{meanwhile}", flush=True)
     finally:
         _stop(process)
     return {"model_base_path": str(base_path), "model_name": model_name,
             "enable_batching": args.enable_batching, "text_bytes": args.text_bytes, "inside_bytes": args.inside_bytes,
-            "inside_tokens": args.inside_tokens, "rows": rows,
+            "inside_tokens": args.inside_tokens, "long_tokens": args.long_tokens,
+            "inside_long_tokens": args.inside_long_tokens, "rows": rows,
             "cpu_count": os.cpu_count(), "python": platform.python_version()}
 
 
@@ -268,6 +301,12 @@ def main(argv=None) -> int:
     parser.add_argument("--inside_tokens", default="52x48",
                         help="SxW: sentences x tokens of the paragraph inside the limits (default: as many tokens as "
                              "the shipped models' token and token-pair limits allow)")
+    parser.add_argument("--long_tokens", default="1x159:50000",
+                        help="SxW:C: sentences x tokens of C characters each, the long-token request (default: "
+                             "159 tokens of 50,000 characters, 7.95 MB)")
+    parser.add_argument("--inside_long_tokens", default="52x48:140",
+                        help="SxW:C: the long-token request inside the limits (default: as many tokens as the "
+                             "shipped models' limits allow, each of 140 characters, their longest training token)")
     parser.add_argument("--enable_batching", action="store_true", help="start the server with --enable_batching")
     parser.add_argument("--start_timeout", type=float, default=300.0, help="seconds to wait for the server")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "oversize_requests.json"))

@@ -13,6 +13,16 @@ the server (``export/request_limits.py`` resolves its ``--max_tokens_per_sentenc
 - **Characters per paragraph**: :data:`MAX_PARAGRAPH_CHARACTERS` (spaCy's ``nlp.max_length`` is the
   same million characters): a paragraph is split into sentences by the Python tokeniser, which holds
   several copies of it.
+- **Characters per word**: a contextual encoder reads at most :data:`MAX_WORD_CHARACTERS` characters of
+  a word (``lisa_tf.models.contextual``): its word pieces grow with the word's characters (``"x." * 25000``
+  is 50,000 pieces), so without the cut one sentence of such "words" held gigabytes of pieces before the
+  encoder's 512-piece window dropped all but a few. The server also refuses longer tokens than the
+  longest training token (:func:`max_characters_per_token`, ``serve --max_characters_per_token``).
+
+The training data's sizes are read from the model's records (:func:`training_sizes`), checked
+(a record that is not what training writes is an error naming the file and key, not a silent default)
+and capped at what a model can be asked to run (:data:`SIZE_CAPS`): a record saying the longest
+sentence had 100,000 tokens no longer sets a limit that lets one request exhaust memory.
 
 A caller may raise either limit (``load(..., max_sentence_tokens=N)``, ``predict
 --max-sentence-tokens N``, ``serve --max_tokens_per_sentence N``), knowing the cost grows with the
@@ -21,6 +31,7 @@ square of a sentence's length.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -33,10 +44,39 @@ from data_pipeline.version_names import parse_version
 FALLBACK_MAX_TOKENS_PER_SENTENCE = 512
 #: The longest paragraph (in characters) given to the sentence splitter and tokeniser.
 MAX_PARAGRAPH_CHARACTERS = 1_000_000
+#: The most characters of one word a contextual encoder splits into word pieces (a longer word is read
+#: from its first ones): above every token of UD English-EWT (the longest, a URL of its test data, has
+#: 473 characters; its training data's longest has 140), so real text is not cut.
+MAX_WORD_CHARACTERS = 512
+#: The most a training record may set each derived limit to (``longest_sentence`` and
+#: ``longest_token`` of ``vocab_info.json``, ``train.batch_tokens`` of ``config.json``): attention and the
+#: biaffine scorers hold ``[T, T, ...]`` tensors (512 tokens is the fallback sentence limit and a
+#: BERT encoder's window), a request of 65,536 tokens is 8× the largest default, and the encoder reads
+#: no more than :data:`MAX_WORD_CHARACTERS` of a word. A flag may still raise a limit past its cap.
+SIZE_CAPS = {"longest_sentence": 512, "batch_tokens": 65_536, "longest_token": MAX_WORD_CHARACTERS}
 
 
 class InputTooLong(UserError):
     """A sentence or paragraph over its limit: names it, its size, the limit and how to raise it."""
+
+
+class InvalidSizes(UserError):
+    """A model's record of its training data's sizes that is not what training writes."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingSizes:
+    """What a model's training data sets its input limits by; ``None`` where the model records nothing.
+
+    Args:
+        token_budget: ``train.batch_tokens`` (the most tokens a training batch held).
+        longest_sentence: the longest training sentence, in tokens.
+        longest_token: the longest training token, in characters.
+    """
+
+    token_budget: Optional[int] = None
+    longest_sentence: Optional[int] = None
+    longest_token: Optional[int] = None
 
 
 def max_tokens_per_sentence(longest_training_sentence: Optional[int] = None,
@@ -45,14 +85,35 @@ def max_tokens_per_sentence(longest_training_sentence: Optional[int] = None,
     return longest_training_sentence or training_token_budget or FALLBACK_MAX_TOKENS_PER_SENTENCE
 
 
-def _read_json_key(path: pathlib.Path, *keys: str) -> Optional[int]:
+def max_characters_per_token(longest_training_token: Optional[int] = None) -> int:
+    """The longest token the server accepts by default: the longest training token, else the most
+    characters of a word the encoder reads (:data:`MAX_WORD_CHARACTERS`)."""
+    return longest_training_token or MAX_WORD_CHARACTERS
+
+
+def _read_size(path: pathlib.Path, *keys: str) -> Optional[int]:
+    """The positive whole number at ``keys`` of the JSON file ``path``, capped at :data:`SIZE_CAPS`;
+    ``None`` when the file or a key is absent. Anything else in its place is an error naming both."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-        for key in keys:
-            value = value[key]
-    except (OSError, ValueError, KeyError, TypeError):
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return None
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidSizes(f"{path}: could not be read as UTF-8 text ({error})") from None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise InvalidSizes(f"{path}: expected a JSON object as training writes it ({str(error)[:80]})") from None
+    for depth, key in enumerate(keys):
+        if not isinstance(value, dict):
+            where = ".".join(keys[:depth]) or "the file"
+            raise InvalidSizes(f"{path}: {where} is {type(value).__name__}; expected a JSON object")
+        if key not in value:
+            return None
+        value = value[key]
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InvalidSizes(f"{path}: {'.'.join(keys)} is {json.dumps(value)[:40]}; expected a positive whole number")
+    return min(value, SIZE_CAPS[keys[-1]])
 
 
 def _assets(directory: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
@@ -63,16 +124,17 @@ def _assets(directory: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
     return directory / "config.json", directory / "vocab" / "vocab_info.json"
 
 
-def training_token_budget(directory: str | os.PathLike) -> Optional[int]:
-    """``train.batch_tokens`` of the run behind an export (``assets/config.json``) or of a run
-    directory (``config.json``); ``None`` when it records none."""
-    return _read_json_key(_assets(pathlib.Path(directory))[0], "train", "batch_tokens")
+def training_sizes(directory: str | os.PathLike) -> TrainingSizes:
+    """The sizes recorded for the model in ``directory`` (an export version, a package, a run):
+    ``train.batch_tokens`` of its ``config.json``, ``longest_sentence`` and ``longest_token`` of its
+    ``vocab_info.json`` (each capped at :data:`SIZE_CAPS`).
 
-
-def longest_training_sentence(directory: str | os.PathLike) -> Optional[int]:
-    """``longest_sentence`` of the training data behind an export (``assets/vocab_info.json``) or a
-    run directory (``vocab/vocab_info.json``); ``None`` when it records none."""
-    return _read_json_key(_assets(pathlib.Path(directory))[1], "longest_sentence")
+    Raises:
+        InvalidSizes: a file that is not JSON, or a recorded size that is not a positive whole number.
+    """
+    config, info = _assets(pathlib.Path(directory))
+    return TrainingSizes(_read_size(config, "train", "batch_tokens"), _read_size(info, "longest_sentence"),
+                         _read_size(info, "longest_token"))
 
 
 def sizes_directory(model_path: str | os.PathLike) -> Optional[pathlib.Path]:
@@ -94,7 +156,8 @@ def model_max_tokens_per_sentence(model_path: str | os.PathLike | None) -> int:
     directory = None if model_path is None else sizes_directory(model_path)
     if directory is None:
         return max_tokens_per_sentence()
-    return max_tokens_per_sentence(longest_training_sentence(directory), training_token_budget(directory))
+    sizes = training_sizes(directory)
+    return max_tokens_per_sentence(sizes.longest_sentence, sizes.token_budget)
 
 
 def paragraph_too_long(characters: int, limit: int = MAX_PARAGRAPH_CHARACTERS) -> Optional[str]:
@@ -113,6 +176,7 @@ def sentence_too_long(length: int, limit: int) -> Optional[str]:
             "limit (--max-sentence-tokens, or max_sentence_tokens= of lisa_tf.load)")
 
 
-__all__ = ["FALLBACK_MAX_TOKENS_PER_SENTENCE", "InputTooLong", "MAX_PARAGRAPH_CHARACTERS",
-           "longest_training_sentence", "max_tokens_per_sentence", "model_max_tokens_per_sentence", "paragraph_too_long",
-           "sentence_too_long", "sizes_directory", "training_token_budget"]
+__all__ = ["FALLBACK_MAX_TOKENS_PER_SENTENCE", "InputTooLong", "InvalidSizes", "MAX_PARAGRAPH_CHARACTERS",
+           "MAX_WORD_CHARACTERS", "SIZE_CAPS", "TrainingSizes", "max_characters_per_token", "max_tokens_per_sentence",
+           "model_max_tokens_per_sentence", "paragraph_too_long", "sentence_too_long", "sizes_directory",
+           "training_sizes"]

@@ -266,10 +266,11 @@ class Vocabularies:
         upos: set[str] = set()
         senses: set[str] = set()
         bio = BioReport()
-        n_sentences = longest = 0
+        n_sentences = longest = longest_token = 0
         for sentence in sentences:
             n_sentences += 1
             longest = max(longest, len(sentence))
+            longest_token = max(longest_token, max(map(len, sentence.words), default=0))
             word_counts.update(normalise_word(w) for w in sentence.words)
             for predicate in sentence.predicates:
                 tags, dropped = predicate_bio_tags(predicate, len(sentence))
@@ -296,6 +297,7 @@ class Vocabularies:
             "min_count": min_count,
             "sentences": n_sentences,
             "longest_sentence": longest,
+            "longest_token": longest_token,
             "word_types": len(word_counts),
             "words_below_min_count": below,
             "bio": bio.as_dict(),
@@ -321,9 +323,9 @@ class Vocabularies:
             known = set(mine.entries)
             grown[name] = Vocabulary(name, list(mine.entries) + [e for e in theirs.entries if e not in known],
                                      oov_id=mine.oov_id)
-        info = dict(other.info, longest_sentence=max(self.info.get("longest_sentence", 0),
-                                                     other.info.get("longest_sentence", 0)),
-                    extends={name: len(getattr(self, name)) for name in VOCABULARY_NAMES})
+        longest = {key: max(self.info.get(key, 0), other.info.get(key, 0)) for key in ("longest_sentence", "longest_token")}
+        longest = {key: value for key, value in longest.items() if value}  # a record without the key stays without
+        info = dict(other.info, **longest, extends={name: len(getattr(self, name)) for name in VOCABULARY_NAMES})
         return Vocabularies(info=info, **grown)
 
     def word_id(self, word: str) -> int:

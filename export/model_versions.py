@@ -23,7 +23,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from data_pipeline.errors import DataFormatError
 from data_pipeline.version_names import MAX_VERSION, parse_version
-from export.request_limits import RequestLimits, longest_training_sentence, training_token_budget
+from data_pipeline.input_limits import TrainingSizes, training_sizes
+from export.request_limits import RequestLimits
 from export.serving_codec import InputSpec, Signature
 from export.warmup import replay_warmup_requests
 
@@ -39,11 +40,9 @@ class ModelVersion:
         signature_def_json: every ``SignatureDef`` of the ``serve`` meta graph as TensorFlow Serving
             prints it in ``/metadata`` (proto field names, default values included).
         module: the loaded SavedModel (keeps its variables alive).
-        training_token_budget: the run's ``train.batch_tokens`` from ``assets/config.json``, the
-            default of the request limits (:class:`~export.request_limits.RequestLimits`); ``None``
-            for exports without a run config.
-        longest_training_sentence: the longest training sentence from ``assets/vocab_info.json``,
-            the default tokens-per-sentence limit; ``None`` when the export does not record it.
+        training_sizes: the run's ``train.batch_tokens`` (``assets/config.json``) and its training data's
+            longest sentence and token (``assets/vocab_info.json``), the defaults of the request limits
+            (:class:`~export.request_limits.RequestLimits`); each ``None`` where the export records none.
         warmup_requests: how many warm-up requests were replayed at load (:mod:`export.warmup`).
     """
 
@@ -52,8 +51,7 @@ class ModelVersion:
     signatures: dict
     signature_def_json: dict
     module: Any = None
-    training_token_budget: Optional[int] = None
-    longest_training_sentence: Optional[int] = None
+    training_sizes: TrainingSizes = TrainingSizes()
     warmup_requests: int = 0
 
 
@@ -158,9 +156,9 @@ def load_version(version: int, version_dir: os.PathLike | str, warmup: bool = Tr
             function=module.signatures[name],
         )
     signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
-    budget, longest = training_token_budget(version_dir), longest_training_sentence(version_dir)
-    replayed = replay_warmup_requests(version_dir, signatures, limits.resolve(budget, longest)) if warmup else 0
-    return ModelVersion(version, version_dir, signatures, signature_def_json, module, budget, longest, replayed)
+    sizes = training_sizes(version_dir)
+    replayed = replay_warmup_requests(version_dir, signatures, limits.resolve(sizes)) if warmup else 0
+    return ModelVersion(version, version_dir, signatures, signature_def_json, module, sizes, replayed)
 
 
 def _scan(base: pathlib.Path) -> tuple:

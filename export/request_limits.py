@@ -23,8 +23,10 @@ sentences in-graph) are bounded from their strings before anything splits them
 (:func:`check_raw_text`): UTF-8 text of at most :data:`CHARACTERS_PER_TOKEN` characters per token of
 ``--max_tokens_per_request`` (the tokeniser's regular expressions cost time with every character,
 whitespace included), and no more words and punctuation marks than that limit (counted until the
-limit is passed, never over the whole text). Only a request inside both is split into sentences to
-check the per-sentence and per-request limits on them, so that split costs at most the limits' worth.
+limit is passed, never over the whole text). Only a request inside both is split into sentences and
+tokenised with the export's own rules (:func:`data_pipeline.tokenizer.sentences`, the Python twin of
+the in-graph tokeniser: its linear-time lexer makes that cost at most the limits' worth) to check the
+per-sentence, per-request and per-token limits on the tokens the model will see.
 
 Any other input is only counted against the limits. Errors the model raises itself are turned into
 one line by :func:`graph_error_message`, which never passes on TensorFlow's node or op names.
@@ -40,8 +42,8 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from data_pipeline.input_limits import longest_training_sentence, max_tokens_per_sentence, training_token_budget
-from data_pipeline.tokenizer import SEP, WS, split_sentences
+from data_pipeline.input_limits import TrainingSizes, max_characters_per_token, max_tokens_per_sentence
+from data_pipeline.tokenizer import SEP, WS, sentences as tokenized_sentences
 from export.serving_codec import BadRequest, InputSpec, Signature, count_json_values
 
 #: Used when neither a flag nor the model's run config gives the limit.
@@ -60,11 +62,13 @@ _JSON_VALUES_SLACK = 64
 #: together far beyond any sentence is refused (a request of 8,192 tokens may hold 512 K characters).
 CHARACTERS_PER_TOKEN = 64
 
-# Words and punctuation marks: at least as many pieces as whitespace splitting or the export's
-# in-graph tokeniser makes of a raw sentence, so the count bounds the tokens the model will see. The
-# tokeniser's whitespace (a few characters beyond Python's \s, and its separator; none of them \w)
-# is never a piece: no token holds it.
+# Words and punctuation marks, counted on a raw text before it is tokenised: a bound found in
+# milliseconds, before the exact count (:func:`_raw_sentences`) tokenises the text. The tokeniser's
+# whitespace (a few characters beyond Python's \s, and its separator; none of them \w) is never a
+# piece: no token holds it.
 _TOKEN_PIECES = re.compile(rf"\w+|[^\w\s{WS[1:-1]}{SEP}]")  # WS is a class: "[...]"
+# What tf.strings.split splits a ``sentences`` value on (ASCII whitespace only, unlike str.split).
+_ASCII_WHITESPACE = re.compile("[ \t\n\v\f\r]+")
 # The export's in-graph checks (export/saved_model.py) start their messages with the input's name.
 _FIELD_MESSAGE = re.compile(r"\b(predicate_index|parse_heads): ([^;\]\n]*)")
 # tf.debugging.assert_* put their ``message`` first: "assertion failed: [message] [Condition ...".
@@ -86,30 +90,36 @@ class RequestLimits:
             predicates, time]`` per-predicate outputs, so a request inside the token limits whose
             words are all verbs costs the square of its width (attention and parse scores are
             ``[batch, time, time]`` too). The token limits cannot bound that; this one does.
+        max_characters_per_token: the longest token, in characters. A contextual encoder cuts a token
+            into word pieces before any other limit sees them (``"x." * 25000`` is 50,000 pieces), so
+            a request of such tokens inside every token limit held gigabytes of pieces; this limit is
+            checked on the request's strings before the model runs (a raw text's tokens as the export's
+            tokeniser makes them).
     """
 
     max_tokens_per_sentence: Optional[int] = None
     max_tokens_per_request: Optional[int] = None
     max_sentences_per_request: Optional[int] = None
     max_token_pairs_per_request: Optional[int] = None
+    max_characters_per_token: Optional[int] = None
 
-    def resolve(self, training_token_budget: Optional[int],
-                longest_training_sentence: Optional[int] = None) -> "RequestLimits":
+    def resolve(self, sizes: Optional[TrainingSizes] = None) -> "RequestLimits":
         """These limits with every ``None`` replaced by the model's default.
 
         Args:
-            training_token_budget: the run's ``train.batch_tokens`` (the most tokens a training batch
-                held), or ``None`` when the export carries no run config.
-            longest_training_sentence: the longest sentence of the training data (the model never saw
-                a longer one, and the ``[T, T, ...]`` scores grow with its square), or ``None`` when the
-                export does not record it; then the token budget bounds a sentence.
+            sizes: what the export records of its training (:func:`data_pipeline.input_limits.training_sizes`):
+                ``train.batch_tokens`` (the most tokens a training batch held), the longest training
+                sentence (the model never saw a longer one, and the ``[T, T, ...]`` scores grow with its
+                square; else the token budget bounds a sentence) and the longest training token; ``None``
+                (or ``None`` fields) where it records none.
 
         Returns:
             A :class:`RequestLimits` with no ``None`` field; the token-pairs limit defaults to
             :func:`default_token_pairs` of the resolved token limits.
         """
-        sentence = max_tokens_per_sentence(longest_training_sentence, training_token_budget)  # the library's policy
-        request = training_token_budget or FALLBACK_MAX_TOKENS_PER_REQUEST
+        sizes = sizes or TrainingSizes()
+        sentence = max_tokens_per_sentence(sizes.longest_sentence, sizes.token_budget)  # the library's policy
+        request = sizes.token_budget or FALLBACK_MAX_TOKENS_PER_REQUEST
         per_sentence = self.max_tokens_per_sentence or sentence
         per_request = self.max_tokens_per_request or request
         return RequestLimits(
@@ -117,6 +127,7 @@ class RequestLimits:
             per_request,
             self.max_sentences_per_request or DEFAULT_MAX_SENTENCES_PER_REQUEST,
             self.max_token_pairs_per_request or default_token_pairs(per_sentence, per_request),
+            self.max_characters_per_token or max_characters_per_token(sizes.longest_token),
         )
 
 
@@ -269,17 +280,18 @@ def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits
     lengths = None
     for name, array in arrays.items():
         if _is_token_input(signature, name):
+            _check_token_characters(name, array, limits)
             if name == "tokens":
                 lengths = _sentence_lengths(array)
         elif signature.inputs[name].dtype == "DT_STRING" and array.ndim == 1:
-            counts, instances = _sentence_pieces(name, check_raw_text(name, array, limits))
+            found = _raw_sentences(name, check_raw_text(name, array, limits))
+            counts = [len(tokens) for _, tokens in found]
             longest = max(counts, default=0)
             sentences = len(counts)
             if longest > limits.max_tokens_per_sentence:
-                where = instances[counts.index(longest)]
-                raise _limit_error(f"tokens per sentence ('{name}' instance {where} has {longest} "
-                                   "words and punctuation marks)", longest, limits.max_tokens_per_sentence,
-                                   "--max_tokens_per_sentence")
+                where = found[counts.index(longest)][0]
+                raise _limit_error(f"tokens per sentence ('{name}' instance {where} has {longest} tokens)", longest,
+                                   limits.max_tokens_per_sentence, "--max_tokens_per_sentence")
             if sentences > limits.max_sentences_per_request:
                 raise _limit_error(f"sentences per request ('{name}' splits into {sentences})", sentences,
                                    limits.max_sentences_per_request, "--max_sentences_per_request")
@@ -287,8 +299,14 @@ def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits
                 raise _limit_error(f"tokens per request ('{name}': {sentences} sentences x {longest} tokens)",
                                    sentences * longest, limits.max_tokens_per_request, "--max_tokens_per_request")
             _check_token_pairs(name, sentences, longest, limits)
+            for where, tokens in found:
+                widest = max(map(len, tokens), default=0)
+                if widest > limits.max_characters_per_token:
+                    raise _limit_error(f"characters per token ('{name}' instance {where} has a token of {widest} "
+                                       "characters)", widest, limits.max_characters_per_token,
+                                       "--max_characters_per_token")
             if name == "sentences":
-                lengths = np.array([len(v.split()) for v in array.tolist()], dtype=np.int64)
+                lengths = np.array(counts, dtype=np.int64)
     if lengths is None:
         return
     if "parse_heads" in arrays and arrays["parse_heads"].ndim == 2:
@@ -302,10 +320,10 @@ def check_raw_text(name: str, array: np.ndarray, limits: RequestLimits) -> list[
 
     A ``text`` instance of 8 MB is millions of sentences (or a few, padded with whitespace), and
     splitting it costs seconds whatever the limits say of its result, so its size is bounded first.
-    Its words and punctuation marks are what the per-request token limit counts of raw text (at least
-    its tokens; :func:`check_request` checks sentences x the longest, which is at least all of them),
-    so a request with more than ``--max_tokens_per_request`` of them is refused; they are counted only
-    until the limit is passed. Its characters, whitespace included, cost the tokeniser time however
+    Its words and punctuation marks (runs of word characters, and every other character that is not
+    whitespace) are counted until ``--max_tokens_per_request`` is passed, and a request with more is
+    refused: a count in milliseconds that bounds the work of tokenising it for the exact checks
+    (:func:`check_request`). Its characters, whitespace included, cost the tokeniser time however
     few tokens they make: at most :data:`CHARACTERS_PER_TOKEN` per token of the limit are accepted
     (counted in milliseconds).
 
@@ -343,20 +361,35 @@ def check_raw_text(name: str, array: np.ndarray, limits: RequestLimits) -> list[
     return texts
 
 
-def _sentence_pieces(name: str, texts: Sequence[str]) -> tuple[list[int], list[str]]:
-    """Words and punctuation marks per sentence the model will see, and where each sentence is: a
-    ``text`` instance is split into sentences as the export splits it in-graph
-    (:func:`data_pipeline.tokenizer.split_sentences`); any other string is one sentence."""
-    counts, where = [], []
+def _raw_sentences(name: str, texts: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """``(where, tokens)`` of every sentence the model will see, tokenised as the export does in-graph:
+    a ``text`` instance is split into sentences and tokenised with the project's rules
+    (:func:`data_pipeline.tokenizer.sentences`, the Python twin of the export's ``sentences_tf``: the same
+    tokens, so ``lets`` counts as the two tokens ``let`` ``s`` it becomes); any other string is one
+    sentence split on ASCII whitespace, as ``tf.strings.split`` splits it."""
+    found = []
     for i, value in enumerate(texts):
         if name != "text":
-            counts.append(len(_TOKEN_PIECES.findall(value)))
-            where.append(str(i))
+            found.append((str(i), [token for token in _ASCII_WHITESPACE.split(value) if token]))
             continue
-        for k, (start, end) in enumerate(split_sentences(value)):
-            counts.append(len(_TOKEN_PIECES.findall(value[start:end])))
-            where.append(f"{i} sentence {k + 1}")
-    return counts, where
+        for k, sentence in enumerate(tokenized_sentences(value)):
+            found.append((f"{i} sentence {k + 1}", [token.text for token in sentence]))
+    return found
+
+
+def _check_token_characters(name: str, tokens: np.ndarray, limits: RequestLimits) -> None:
+    """Refuse a ``tokens`` input holding a token of more than ``--max_characters_per_token`` characters
+    (UTF-8 bytes bound the characters from above, so only tokens with more bytes are decoded)."""
+    if tokens.size == 0:
+        return
+    limit = limits.max_characters_per_token
+    sizes = np.vectorize(len, otypes=[np.int64])(tokens)
+    for row, column in np.argwhere(sizes > limit):
+        value = tokens[row, column]
+        characters = len(value.decode("utf-8", "replace")) if isinstance(value, bytes) else len(value)
+        if characters > limit:
+            raise _limit_error(f"characters per token ('{name}' instance {row} token {column} has {characters} "
+                               "characters)", characters, limit, "--max_characters_per_token")
 
 
 def _check_heads(heads: np.ndarray, lengths: np.ndarray) -> None:
@@ -405,5 +438,4 @@ def graph_error_message(signature_name: str, message: str) -> str:
 
 __all__: Sequence[str] = ["CHARACTERS_PER_TOKEN", "LimitExceeded", "RequestLimits", "check_json_values", "check_raw_text",
                           "check_request", "check_shapes",
-                          "default_token_pairs", "graph_error_message", "json_values_limit", "longest_training_sentence",
-                          "training_token_budget"]
+                          "default_token_pairs", "graph_error_message", "json_values_limit"]

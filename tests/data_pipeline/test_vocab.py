@@ -154,3 +154,19 @@ def test_dependency_labels_from_ud_trees():
     assert set(vocabs.dep_labels.entries) == {label for s in sentences for label in s.dep_labels}
     assert {"nsubj", "obj", "root", "punct"} <= set(vocabs.dep_labels.entries)
     assert vocabs.srl.entries[0] == "O" and "B-ARG0" in vocabs.srl
+
+
+def test_the_longest_sentence_and_token_are_recorded_and_kept_when_extended():
+    """The server's default limits come from these (data_pipeline/input_limits.py): EWT's longest
+    training token is a 140-character URL."""
+    from data_pipeline.readers.conll12 import read_conll12
+
+    train = read_conll12(DATA / "propbank-ewt" / "train.gold_conll.gz")
+    built = Vocabularies.build(train)
+    assert built.info["longest_sentence"] == max(len(s) for s in train) == 159
+    assert built.info["longest_token"] == max(len(w) for s in train for w in s.words) == 140
+    small = Vocabularies.build(train[:5])
+    assert small.info["longest_token"] < 140
+    assert small.extended(built).info["longest_token"] == 140 == built.extended(small).info["longest_token"]
+    old = dataclasses.replace(small, info={k: v for k, v in small.info.items() if k != "longest_token"})
+    assert "longest_token" not in old.extended(dataclasses.replace(old)).info  # nothing recorded: nothing made up

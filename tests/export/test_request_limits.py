@@ -15,6 +15,7 @@ import types
 import numpy as np
 import pytest
 
+from data_pipeline.input_limits import MAX_WORD_CHARACTERS, TrainingSizes
 from export.request_limits import LimitExceeded, RequestLimits, check_request
 from export.serving_codec import BadRequest
 
@@ -142,15 +143,15 @@ def test_the_shipped_models_limits_refuse_a_request_of_predicates_only():
     from export.request_limits import DEFAULT_TOKEN_PAIRS_WIDTH
     from export.serving_codec import InputSpec, Signature
 
-    limits = RequestLimits().resolve(2500, 159)
-    assert limits == RequestLimits(159, 2500, 256, 2500 * DEFAULT_TOKEN_PAIRS_WIDTH)
+    limits = RequestLimits().resolve(TrainingSizes(2500, 159))
+    assert limits == RequestLimits(159, 2500, 256, 2500 * DEFAULT_TOKEN_PAIRS_WIDTH, MAX_WORD_CHARACTERS)
     signature = Signature("serving_default", {"tokens": InputSpec("tokens", "DT_STRING", (None, None))}, [], "", None)
     said = np.full((15, 159), b"said", dtype=object)
     with pytest.raises(LimitExceeded, match="--max_token_pairs_per_request"):
         check_request({"tokens": said}, signature, limits)
     check_request({"tokens": np.full((1, 159), b"w", dtype=object)}, signature, limits)
     check_request({"tokens": np.full((50, 48), b"w", dtype=object)}, signature, limits)
-    assert RequestLimits(max_token_pairs_per_request=10).resolve(2500, 159).max_token_pairs_per_request == 10
+    assert RequestLimits(max_token_pairs_per_request=10).resolve(TrainingSizes(2500, 159)).max_token_pairs_per_request == 10
 
 
 def test_a_text_instance_is_limited_sentence_by_sentence_as_the_export_splits_it():
@@ -158,7 +159,7 @@ def test_a_text_instance_is_limited_sentence_by_sentence_as_the_export_splits_it
     sentences, and the per-request limits to all of them together."""
     from export.serving_codec import InputSpec, Signature
 
-    limits = RequestLimits().resolve(2500, 159)
+    limits = RequestLimits().resolve(TrainingSizes(2500, 159))
     signature = Signature("text", {"text": InputSpec("text", "DT_STRING", (None,))}, [], "", None)
     sentence = " ".join(["word"] * 99) + "."  # 100 tokens
     def text(*values):
@@ -168,8 +169,7 @@ def test_a_text_instance_is_limited_sentence_by_sentence_as_the_export_splits_it
     long = " ".join(["word"] * 169) + "."
     with pytest.raises(LimitExceeded) as refused:
         check_request(text("Short one.", f"Fine. {long} Fine."), signature, limits)
-    assert str(refused.value).startswith("tokens per sentence ('text' instance 1 sentence 2 has 170 words and punctuation "
-                                         "marks): 170 is over the limit of 159")
+    assert str(refused.value).startswith("tokens per sentence ('text' instance 1 sentence 2 has 170 tokens): 170 is over the limit of 159")
     with pytest.raises(LimitExceeded, match=r"'text' holds more than 2500 words and punctuation marks"):
         check_request(text(" ".join([sentence] * 26)), signature, limits)  # counted before it is split
     long = " ".join(["word"] * 149) + "."  # 198 tokens in all, padded to 17 x 150 for the model
@@ -191,15 +191,50 @@ def test_oversize_requests_benchmark_runs_on_the_tiny_model(tiny_model_base, tmp
     out = tmp_path / "oversize.json"
     done = subprocess.run(
         [sys.executable, "benchmarks/oversize_requests.py", str(tiny_model_base), "--instances", "20000",
-         "--declared", "100", "--predicates", "5x300", "--out", str(out)],
+         "--declared", "100", "--predicates", "5x300", "--long_tokens", "1x20:2000", "--inside_long_tokens", "2x8:100",
+         "--out", str(out)],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {row["request"]: row for row in json.loads(out.read_text())["rows"]}
     assert {name: row["status"] for name, row in rows.items()} == {
         "rest_instances": 400, "grpc_declared_shape": "INVALID_ARGUMENT", "grpc_huge_shape": "INVALID_ARGUMENT",
         "grpc_declared_strings": "RESOURCE_EXHAUSTED", "grpc_bad_dtype": "INVALID_ARGUMENT",
-        "rest_all_predicates": 400, "rest_ordinary": 200}
+        "rest_all_predicates": 400, "rest_ordinary": 200, "rest_long_tokens": 400,
+        "grpc_long_tokens": "RESOURCE_EXHAUSTED", "rest_long_tokens_inside": 200}
+    assert all("--max_characters_per_token" in rows[name]["answer"] for name in ("rest_long_tokens", "grpc_long_tokens"))
+    assert all(rows[name]["good_status"] == 200 for name in rows if "_long_tokens" in name)
     assert "JSON values in the request body" in rows["rest_instances"]["answer"]
     assert "--max_token_pairs_per_request" in rows["rest_all_predicates"]["answer"]
     assert all(row["seconds"] > 0 and row["rss_growth_mb"] >= 0 for row in rows.values())
     assert "rest_instances" in done.stdout and "RSS growth" in done.stdout
+
+
+def test_a_token_longer_than_the_character_limit_is_refused_before_the_model_runs(service, monkeypatch):
+    """159 tokens of ``"x." * 25000`` (7.95 MB, inside the byte, token and sentence limits) were cut into
+    8 million word pieces by a contextual encoder; the characters of each token are bounded first."""
+    limits = service.limits_for(service.versions.available()[2])
+    assert limits.max_characters_per_token == MAX_WORD_CHARACTERS  # the tiny export records no longest token
+    body = json.dumps({"instances": [["x." * 25_000] * 159]}).encode()
+    assert len(body) < 8 * 1024 * 1024
+    _forbid(monkeypatch, "export.rest_server.run_signature", "the model")
+    with pytest.raises(LimitExceeded) as refused:
+        _predict(service, body)
+    assert str(refused.value) == ("characters per token ('tokens' instance 0 token 0 has 50000 characters): 50000 is "
+                                  f"over the limit of {MAX_WORD_CHARACTERS} (--max_characters_per_token)")
+
+
+def test_the_character_limit_counts_characters_of_every_token_input():
+    from export.serving_codec import InputSpec, Signature
+
+    limits = RequestLimits().resolve(TrainingSizes(2500, 159, 140))
+    assert limits.max_characters_per_token == 140
+    signature = Signature("with_parse", {"tokens": InputSpec("tokens", "DT_STRING", (None, None)),
+                                         "parse_heads": InputSpec("parse_heads", "DT_INT32", (None, None))}, [], "", None)
+    heads = np.zeros((2, 2), dtype=np.int32)
+    accepted = np.array([["é" * 140, "a"], ["b", "c"]], dtype=object)  # 280 bytes, 140 characters
+    check_request({"tokens": np.vectorize(str.encode, otypes=[object])(accepted), "parse_heads": heads}, signature, limits)
+    refused = np.array([[b"a", b"b"], [b"c", ("\u20ac" * 141).encode()]], dtype=object)
+    with pytest.raises(LimitExceeded, match=r"^characters per token \('tokens' instance 1 token 1 has 141 characters\): "
+                                            r"141 is over the limit of 140 \(--max_characters_per_token\)$"):
+        check_request({"tokens": refused, "parse_heads": heads}, signature, limits)
+    assert RequestLimits(max_characters_per_token=1000).resolve(TrainingSizes(2500, 159, 140)).max_characters_per_token == 1000

@@ -17,12 +17,13 @@ import shutil
 import numpy as np
 import pytest
 
+from data_pipeline.input_limits import MAX_WORD_CHARACTERS, TrainingSizes
 from export.request_limits import LimitExceeded, RequestLimits, check_request
 from export.serving_codec import BadRequest, InputSpec, Signature
 
 MAX_BODY = 8 * 1024 * 1024
 #: The shipped models' limits: 2,500 tokens per request, 159 per sentence.
-SHIPPED = RequestLimits().resolve(2500, 159)
+SHIPPED = RequestLimits().resolve(TrainingSizes(2500, 159))
 
 
 def _signature(name: str) -> Signature:
@@ -35,7 +36,7 @@ def _strings(*values: str) -> np.ndarray:
 
 @pytest.fixture
 def no_split(monkeypatch):
-    monkeypatch.setattr("export.request_limits.split_sentences",
+    monkeypatch.setattr("export.request_limits.tokenized_sentences",
                         lambda text: pytest.fail("the text was split into sentences before it was refused"))
 
 
@@ -75,7 +76,7 @@ def test_a_text_inside_the_bounds_is_still_checked_sentence_by_sentence():
     sentence = " ".join(["word"] * 24) + "."
     check_request({"text": _strings(" ".join([sentence] * 100))}, _signature("text"), SHIPPED)  # 2,500 exactly
     with pytest.raises(LimitExceeded, match=r"sentences per request \('text' splits into 257\)"):
-        check_request({"text": _strings("Hi. " * 257)}, _signature("text"), RequestLimits().resolve(8192, 159))
+        check_request({"text": _strings("Hi. " * 257)}, _signature("text"), RequestLimits().resolve(TrainingSizes(8192, 159)))
 
 
 def test_a_text_that_is_not_utf8_is_refused_naming_it():
@@ -163,6 +164,7 @@ def test_oversize_requests_benchmark_sends_text_bodies(lisa_export, tmp_path):
     done = subprocess.run(
         [sys.executable, "benchmarks/oversize_requests.py", str(base), "--instances", "2000", "--declared", "100",
          "--text_bytes", "200000", "--inside_bytes", "60000", "--inside_tokens", "20x20",
+         "--long_tokens", "1x4:2000", "--inside_long_tokens", "1x4:8",
          "--out", str(out)],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -204,3 +206,42 @@ def test_rest_text_answers_carry_the_senses_and_meanings_predict_gives(lisa_expo
     killed = [frame for frame in by_rest.values() if frame[0] == "kill.01"]
     assert killed and killed[0][2] == "cause to die, murder", by_rest
     assert ("killer", "PAG", "agent") in [argument[1:] for frame in killed for argument in frame[3]], by_rest
+
+
+#: Words the export's tokeniser cuts in two (clitics and EWT's glued spellings, a number and its unit)
+#: that a count of words and punctuation marks takes for one.
+GLUED = ["lets", "cannot", "wanna", "gonna", "gotta", "dont", "Im", "5pm", "1said", "123abc", "isnt", "youre",
+         "its not", "I'ma", "it's", "don't"]
+
+
+def test_raw_text_is_limited_by_the_tokens_the_export_makes_of_it():
+    """``"lets " * 158 + "."`` is 317 tokens in-graph (``let s`` each), over the 159-token sentence limit,
+    though a count of words and punctuation marks finds 159. The count the limits check equals the
+    in-graph tokeniser's on every glued form, alone and repeated."""
+    import tensorflow as tf
+
+    from data_pipeline.tokenizer import sentences_tf, tokenize_tf
+    from export.request_limits import _raw_sentences
+
+    with pytest.raises(LimitExceeded) as refused:
+        check_request({"text": _strings("lets " * 158 + ".")}, _signature("text"), SHIPPED)
+    assert str(refused.value) == ("tokens per sentence ('text' instance 0 has 317 tokens): 317 is over the "
+                                  "limit of 159 (--max_tokens_per_sentence)").replace("instance 0", "instance 0 sentence 1")
+    texts = [f"{word} " * repeat + "." for word in GLUED for repeat in (1, 3)] + ["Fine. " + " ".join(GLUED) + "."]
+    sentences, rows, _, _ = sentences_tf(tf.constant(texts))
+    tokens, _, _ = tokenize_tf(sentences)
+    in_graph = [len(row) for row in tokens.to_list()]
+    counted = [len(found) for _, found in _raw_sentences("text", texts)]
+    assert counted == in_graph
+    assert sum(in_graph) > sum(len(t.split()) + 1 for t in texts)  # the glued forms really are cut
+
+
+def test_a_raw_text_token_over_the_character_limit_is_refused():
+    limits = RequestLimits().resolve(TrainingSizes(2500, 159, 140))
+    url = "http://example.com/" + "a" * 200  # one token of 219 characters for the tokeniser
+    with pytest.raises(LimitExceeded, match=r"^characters per token \('text' instance 1 sentence 2 has a token of 219 "
+                                            r"characters\): 219 is over the limit of 140"):
+        check_request({"text": _strings("Fine.", f"Fine. See {url} now.")}, _signature("text"), limits)
+    with pytest.raises(LimitExceeded, match=r"^characters per token \('sentences' instance 0 has a token of 141 "):
+        check_request({"sentences": _strings("a\u00a0" * 70 + "b c")}, _signature("sentences"), limits)
+    check_request({"sentences": _strings("a\u00a0" * 69 + "b c")}, _signature("sentences"), limits)  # 139: no split

@@ -140,7 +140,7 @@ def _over_the_limits():
         "long_sentence": (_request("serving_default", tokens=np.array([["w"] * 3000], dtype=object)),
                           "tokens per sentence ('tokens' is 3000 tokens wide): 3000 is over the limit of 512"),
         "many_sentences": (_request("sentences", sentences=np.array(["Go. " * 3000], dtype=object)),
-                           "tokens per sentence ('sentences' instance 0 has 6000 words and punctuation marks)"),
+                           "tokens per sentence ('sentences' instance 0 has 3000 tokens)"),
     }
 
 
@@ -188,7 +188,7 @@ def test_a_text_record_of_thousands_of_sentences_fails_the_load(lisa_export, tmp
     version = tmp_path / "srl" / "1"
     shutil.copytree(export, version)
     _write(version, _request("text", text=np.array(["Go. " * 3000], dtype=object)))
-    monkeypatch.setattr("export.request_limits.split_sentences",
+    monkeypatch.setattr("export.request_limits.tokenized_sentences",
                         lambda text: pytest.fail("a warm-up text over the limits was split into sentences"))
     with pytest.raises(DataFormatError) as failed:
         load_version(1, version)

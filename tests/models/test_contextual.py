@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from data_pipeline.input_limits import MAX_WORD_CHARACTERS
 from data_pipeline.readers.conll12 import read_conll12
 from lisa_tf.models import contextual
 from lisa_tf.models.contextual import ContextualEncoderError, ContextualWordFeatures, preset_directory, saved_encoder
@@ -89,9 +90,31 @@ def test_truncated_sentence_reuses_the_last_piece():
     np.testing.assert_array_equal(features[0, 3], features[0, 4])
 
 
+def test_a_word_is_cut_into_pieces_from_its_first_characters_only(encoder):
+    """A 50,000-character "word" of ``x.`` is 50,000 pieces whole; the encoder cuts at most
+    MAX_WORD_CHARACTERS of it, so one sentence of such words no longer holds millions of pieces."""
+    bomb = "x." * 25_000
+    pieces = np.asarray(encoder._tokenize(tf.constant([bomb, "said"])).row_lengths())
+    assert pieces[0] == MAX_WORD_CHARACTERS and pieces[1] == 1
+    features = np.asarray(encoder(tf.constant([["He", bomb, "said", "."], ["He", bomb[:MAX_WORD_CHARACTERS], "said", "."]])))
+    np.testing.assert_allclose(features[0], features[1], atol=2e-4)
+    token_ids, _, _ = encoder.word_pieces(tf.constant([["He", bomb, "said", "."]]), tf.constant([[True] * 4]))
+    assert token_ids.shape[1] == encoder.max_pieces
+
+
+def test_real_words_are_never_cut(encoder):
+    """EWT's longest token (a 473-character URL of its test data) keeps all its pieces."""
+    url = max((w for s in read_conll12(EWT / "test.gold_conll.gz") for w in s.words), key=len)
+    assert len(url) == 473 < MAX_WORD_CHARACTERS
+    whole = tf.function(encoder.tokenizer.tokenize, autograph=False)(tf.constant([url]))[0]  # no cut
+    np.testing.assert_array_equal(np.asarray(encoder._tokenize(tf.constant([url]))[0]), np.asarray(whole))
+    assert len(whole) > 100
+
+
 def test_config_round_trip(encoder):
     config = encoder.get_config()
     assert config["encoder"] == "minilm" and config["pooling"] == "first" and config["max_pieces"] == 512
+    assert config["max_word_characters"] == MAX_WORD_CHARACTERS
     assert config["lowercase"] is True and config["backbone"]["num_layers"] == 6
     assert config["vocabulary"] == contextual._read_vocabulary(preset_directory("minilm"))
     assert ContextualWordFeatures.from_config(config).get_config() == config
