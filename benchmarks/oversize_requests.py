@@ -29,10 +29,12 @@ over ``MODEL_BASE_PATH`` as a separate process and sends, one at a time on fresh
 - ``rest_long_tokens`` and ``grpc_long_tokens`` (``--long_tokens``, ``SxW:C``, default ``1x159:50000``):
   ``S`` sentences of ``W`` tokens of ``"x." * (C / 2)`` (7.95 MB at the default, inside the byte,
   sentence and token limits): a contextual encoder cut each such token into ``C`` word pieces before
-  any limit counted them (8 million pieces, gigabytes, at the default); and
-  ``rest_long_tokens_inside`` (``--inside_long_tokens``, default ``52x48:140``), the costliest such
-  request the shipped models' limits accept: as many tokens as the token and token-pair limits allow,
-  each as long as the longest training token, and each character a word piece.
+  any limit counted them (8 million pieces, gigabytes, at the default); ``rest_long_window_tokens``
+  (``--window_tokens``, default ``52x48:140``): as many tokens as the token and token-pair limits allow,
+  each as long as the longest training token and each character a word piece, 52 full 512-piece windows
+  of the encoder; and ``rest_long_tokens_inside`` (``--inside_long_tokens``, default ``14x4:140``), the
+  costliest such request the shipped ``srl``'s limits accept (14 full windows, within its 7,500 word
+  pieces per request).
 
 For each: the status, seconds from sending to the answer, and the server's RSS growth (its peak
 resident set during the request, ``VmHWM`` reset through ``/proc/PID/clear_refs`` before each
@@ -208,7 +210,8 @@ def _long_token_sends(host: str, port: int, path: str, target: str, model_name: 
     import tensorflow as tf
 
     sends = []
-    for name, shape in (("long_tokens", args.long_tokens), ("long_tokens_inside", args.inside_long_tokens)):
+    for name, shape in (("long_tokens", args.long_tokens), ("long_window_tokens", args.window_tokens),
+                        ("long_tokens_inside", args.inside_long_tokens)):
         sentences, rest = shape.split("x")
         width, characters = (int(v) for v in rest.split(":"))
         token = "x." * (int(characters) // 2)
@@ -278,7 +281,7 @@ def run(args: argparse.Namespace) -> dict:
     return {"model_base_path": str(base_path), "model_name": model_name,
             "enable_batching": args.enable_batching, "text_bytes": args.text_bytes, "inside_bytes": args.inside_bytes,
             "inside_tokens": args.inside_tokens, "long_tokens": args.long_tokens,
-            "inside_long_tokens": args.inside_long_tokens, "rows": rows,
+            "window_tokens": args.window_tokens, "inside_long_tokens": args.inside_long_tokens, "rows": rows,
             "cpu_count": os.cpu_count(), "python": platform.python_version()}
 
 
@@ -304,9 +307,13 @@ def main(argv=None) -> int:
     parser.add_argument("--long_tokens", default="1x159:50000",
                         help="SxW:C: sentences x tokens of C characters each, the long-token request (default: "
                              "159 tokens of 50,000 characters, 7.95 MB)")
-    parser.add_argument("--inside_long_tokens", default="52x48:140",
-                        help="SxW:C: the long-token request inside the limits (default: as many tokens as the "
-                             "shipped models' limits allow, each of 140 characters, their longest training token)")
+    parser.add_argument("--window_tokens", default="52x48:140",
+                        help="SxW:C: the long-token request inside the token and character limits (default: as "
+                             "many tokens as the shipped models' limits allow, each of 140 characters, their "
+                             "longest training token: 52 full windows of the encoder)")
+    parser.add_argument("--inside_long_tokens", default="14x4:140",
+                        help="SxW:C: the long-token request inside every limit (default: 14 full windows, the "
+                             "most the shipped srl's word-pieces limit accepts)")
     parser.add_argument("--enable_batching", action="store_true", help="start the server with --enable_batching")
     parser.add_argument("--start_timeout", type=float, default=300.0, help="seconds to wait for the server")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "oversize_requests.json"))

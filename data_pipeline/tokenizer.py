@@ -50,6 +50,19 @@ punctuation (RE2 has no ``\\uXXXX``). Rewrites use ``\\1``…``\\9`` only, read 
 (RE2 has no ``\\g<1>``, Python reads ``\\0`` as NUL). Both engines take the leftmost match and, among
 alternatives, the first that matches. :func:`_check_portable` enforces the syntax when the module loads.
 
+Work. Tokenising time is linear in the length of the text, in both engines. Each lexer match starts
+where the previous one ended; an alternative that fails after scanning past the token taken would scan
+the same stretch again from the next token start, so the two that can scan far are bounded: an e-mail
+local part without ``@`` (``a-a-a-…``, ``a%b.c+…``) is given up after RFC 5321's 64 characters, a dotted
+name without a known ending (``ab.ab.ab.…``) after 16 labels (:data:`_LOCAL_PART_CHARACTERS`,
+:data:`_NAME_LABELS`; a longer address or name is tokenised like other text). Any other alternative
+fails within the token taken and the one after it (a URL's scan after ``http://`` may go further, but
+no later start repeats it), and the whole-token rules scan one token from each separator. The bounds are
+counted repetitions, which RE2 compiles to one copy of the repeated pattern per count; the program stays
+well within RE2's default memory, past which its DFA gives up and leaves every match to a far slower
+matcher. Word lists are prefix trees (:func:`_words`), so trying one, as the name rule does after every
+period, costs a character or two.
+
 Sentences (:func:`split_sentences`; in-graph, with the same rules and core ops only,
 :func:`split_sentences_tf`) are found on the tokens of a paragraph: a sentence
 ends after ``.``, ``?``, ``!`` or a run of them (with the closing quotes and brackets attached) when
@@ -129,9 +142,23 @@ def _alt(items: Sequence[str]) -> str:
 
 
 def _words(words: str, ci: bool = False) -> str:
-    """Alternation of literal words, longest first (so a prefix never wins over the longer word)."""
-    items = sorted(set(words.split()), key=lambda w: (-len(w), w))
-    return _alt([_ci(w) if ci else re.escape(w) for w in items])
+    """Alternation of literal words as a prefix tree: ``"doc docx pdf"`` -> ``(?:doc(?:x)?|pdf)``.
+
+    Where one word is a prefix of another the longer is tried first (so a prefix never wins over the
+    longer word), and an attempt that fails costs a character or two rather than one try per word (the
+    top-level domains are tried after every period of a name)."""
+
+    def tree(items: set[str]) -> str:
+        branches = [(_ci(c) if ci else re.escape(c)) + tree({w[1:] for w in items if w[:1] == c})
+                    for c in sorted({w[0] for w in items if w})]
+        if not branches:
+            return ""
+        body = _alt(branches) if len(branches) > 1 else branches[0]
+        if "" not in items:
+            return body
+        return body + "?" if len(branches) > 1 else f"(?:{body})?"
+
+    return f"(?:{tree(set((words.lower() if ci else words).split()))})"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -184,13 +211,21 @@ _CLITICS = [_ci("n") + _APOS + _ci("t")] + [_APOS + _ci(c) for c in ("s", "m", "
 # the rule table
 
 
+#: Longest e-mail local part (RFC 5321) and most labels of a domain or file name before its top-level
+#: domain or extension: what bounds the lexer's work (module docstring). Names in text have a few labels
+#: (EWT: at most 3); a bound in characters (253 for a domain name) would put one copy of the word class
+#: per character into RE2's program, too large for its DFA.
+_LOCAL_PART_CHARACTERS = 64
+_NAME_LABELS = 16
+
+
 def _lexer() -> tuple[str, str]:
     """The scanning rule: group 1 = single tokens (part A), 2 + 3 = token + right context, 4 = part B."""
     url_char = f"[^{_WS}{SEP}<>\"\u201c\u201d]"
     url_end = f"[^{_WS}{SEP}<>\"\u201c\u201d.,;:!?)'\\]}}]"
     url = _alt([_alt([_ci("http"), _ci("https"), _ci("ftp")]) + "://", _ci("www") + r"\."]) + f"{url_char}*{url_end}"
-    email = f"{W}{_w_plus('.%+-')}*@{W}+(?:[.\\-]{W}+)*"
-    email = _alt([_ci("mailto") + ":" + email, email])
+    local_part = f"{W}{_w_plus('.%+-')}{{0,{_LOCAL_PART_CHARACTERS - 1}}}"
+    email = f"(?:{_ci('mailto')}:)?{local_part}@{W}+(?:[.\\-]{W}+)*"
 
     punct_runs = [
         "[.?!\u2026]+", r"\-+", r"\*+", r"=+", r"~+", r"#+", "<<", ">>", "''", "``", "\u2018\u2019",
@@ -201,7 +236,7 @@ def _lexer() -> tuple[str, str]:
     right = f"({SEP}|{WS}+|{punct_token})"
 
     with_right = _alt([
-        f"{W}+(?:\\.{W}+)*\\.{_words(TLDS, ci=True)}",
+        f"{W}+(?:\\.{W}+){{0,{_NAME_LABELS - 1}}}\\.{_words(TLDS, ci=True)}",
         f"{_words(_NEWSGROUPS)}(?:\\.{W}+)+",
         f"{L}(?:\\.{L})+\\.?",
         f"{_APOS}{_alt(['s', 'S', 'm', 'M', 'd', 'D', 're', 'RE', 've', 'VE', 'll', 'LL'])}",

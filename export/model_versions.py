@@ -16,6 +16,7 @@ each version's state in TensorFlow Serving's ``model_version_status`` shape (:cl
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import pathlib
 import threading
@@ -25,6 +26,7 @@ from data_pipeline.errors import DataFormatError
 from data_pipeline.version_names import MAX_VERSION, parse_version
 from data_pipeline.input_limits import TrainingSizes, training_sizes
 from export.request_limits import RequestLimits
+from data_pipeline.word_pieces import SETTINGS_FILE as WORD_PIECES_FILE
 from export.serving_codec import InputSpec, Signature
 from export.warmup import replay_warmup_requests
 
@@ -44,6 +46,8 @@ class ModelVersion:
             longest sentence and token (``assets/vocab_info.json``), the defaults of the request limits
             (:class:`~export.request_limits.RequestLimits`); each ``None`` where the export records none.
         warmup_requests: how many warm-up requests were replayed at load (:mod:`export.warmup`).
+        word_pieces: the counter of its contextual encoder's word pieces
+            (:class:`~data_pipeline.word_pieces.WordPieceCounter`), or ``None`` without an encoder.
     """
 
     version: int
@@ -53,6 +57,7 @@ class ModelVersion:
     module: Any = None
     training_sizes: TrainingSizes = TrainingSizes()
     warmup_requests: int = 0
+    word_pieces: Any = None
 
 
 def _dtype_name(enum_value: int) -> str:
@@ -156,9 +161,20 @@ def load_version(version: int, version_dir: os.PathLike | str, warmup: bool = Tr
             function=module.signatures[name],
         )
     signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
-    sizes = training_sizes(version_dir)
-    replayed = replay_warmup_requests(version_dir, signatures, limits.resolve(sizes)) if warmup else 0
-    return ModelVersion(version, version_dir, signatures, signature_def_json, module, sizes, replayed)
+    sizes, pieces = training_sizes(version_dir), _word_piece_counter(version_dir)
+    replayed = replay_warmup_requests(version_dir, signatures, limits.resolve(sizes, pieces)) if warmup else 0
+    return ModelVersion(version, version_dir, signatures, signature_def_json, module, sizes, replayed, pieces)
+
+
+def _word_piece_counter(version_dir: pathlib.Path):
+    """The counter of the version's encoder's word pieces (``assets/word_pieces.json``, which an export
+    with a contextual encoder carries), or ``None``: a model without one makes no pieces."""
+    path = version_dir / "assets" / WORD_PIECES_FILE
+    if not path.is_file():
+        return None
+    from data_pipeline.word_pieces import WordPieceCounter
+
+    return WordPieceCounter.read(path)
 
 
 def _scan(base: pathlib.Path) -> tuple:
@@ -256,6 +272,19 @@ def _fingerprint(version_dir: pathlib.Path) -> tuple:
     return count, newest
 
 
+def _release_failed_versions() -> None:
+    """Free the memory of the versions that failed to load.
+
+    A loaded SavedModel's functions are TensorFlow graphs (``FuncGraph``: its operations, tensors and
+    the native graph behind them) made of reference cycles, which only Python's cyclic collector frees;
+    among the hundreds of thousands of long-lived objects of a server it seldom makes a full pass, so
+    every version that failed its warm-up would keep its graphs (megabytes for a LISA export) for a long
+    while, and a stream of such versions would grow the server by as much each. Nothing refers to a
+    failed version once its load has been reported, so one full collection frees it.
+    """
+    gc.collect()
+
+
 class VersionManager:
     """Serves the newest versions under a model base path, as TensorFlow Serving's file-system source
     and ``latest`` version policy do.
@@ -264,8 +293,8 @@ class VersionManager:
     have not failed, and only then unloads the versions no longer wanted, so a model stays available
     while it changes version. A version that fails to load is logged once (one line naming its
     directory), reported ``END`` with its error in :meth:`statuses`, and not retried until its files
-    change; the versions that load keep being served. :meth:`start` polls every ``poll_seconds`` from
-    a daemon thread.
+    change; the versions that load keep being served, and the memory of the failed one is freed by the
+    poll that tried it. :meth:`start` polls every ``poll_seconds`` from a daemon thread.
 
     Args:
         model_base_path: directory of numeric version directories.
@@ -319,22 +348,25 @@ class VersionManager:
             for version in [v for v in self._failed if v in candidates]:
                 if _fingerprint(candidates[version]) != self._failed[version]:
                     del self._failed[version]  # changed since it failed: try again
+            failed = False
             while True:
                 wanted = [v for v in sorted(candidates, reverse=True) if v not in self._failed][: self.num_versions]
                 to_load = [v for v in wanted if v not in self._loaded]
                 if not to_load:
                     break
                 for version in to_load:
-                    self._load(version, candidates[version])
-            if not wanted:  # nothing loadable left on disk: keep serving what is loaded
-                return
-            for version in [v for v in self._loaded if v not in wanted]:
-                self._set(VersionStatus(version, UNLOADING))
-                del self._loaded[version]
-                self._set(VersionStatus(version, END))
-            self._available = dict(sorted(self._loaded.items()))
+                    failed |= not self._load(version, candidates[version])
+            if wanted:  # else nothing loadable is left on disk: keep serving what is loaded
+                for version in [v for v in self._loaded if v not in wanted]:
+                    self._set(VersionStatus(version, UNLOADING))
+                    del self._loaded[version]
+                    self._set(VersionStatus(version, END))
+                self._available = dict(sorted(self._loaded.items()))
+            if failed:  # once the versions that loaded are served
+                _release_failed_versions()
 
-    def _load(self, version: int, directory: pathlib.Path) -> None:
+    def _load(self, version: int, directory: pathlib.Path) -> bool:
+        """Load one version; one that fails is logged, reported and remembered. Returns whether it loaded."""
         self._set(VersionStatus(version, LOADING))
         try:
             self._loaded[version] = self.loader(version, directory)
@@ -344,8 +376,9 @@ class VersionManager:
             reason = " ".join(text.split()) or type(error).__name__
             self._set(VersionStatus(version, END, "UNKNOWN", f"could not load {directory}: {reason}"))
             self.warn(f"version {version} at {directory} failed to load and is skipped: {reason}")
-            return
+            return False
         self._set(VersionStatus(version, AVAILABLE))
+        return True
 
     def start(self) -> "VersionManager":
         """Poll once, then keep polling from a daemon thread when ``poll_seconds > 0``.

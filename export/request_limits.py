@@ -38,7 +38,7 @@ import dataclasses
 import itertools
 import math
 import re
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -57,6 +57,12 @@ DEFAULT_TOKEN_PAIRS_WIDTH = 48
 # The request object, its keys and signature name, beyond the values of its inputs.
 _JSON_VALUES_SLACK = 64
 
+#: The default word-pieces limit allows this many pieces per token of ``--max_tokens_per_request``
+#: (7,500 for the shipped ``srl``). UD English-EWT averages 1.19 (dev) and 1.22 (test) MiniLM pieces per
+#: token, and every group of up to 16 consecutive dev or test sentences passes (the widest, 16 x 337
+#: pieces around test's 473-character URL, is 5,392); the costliest request it accepts is 14 full
+#: 512-piece windows.
+WORD_PIECES_PER_TOKEN = 3
 #: A raw-text input may hold this many characters (whitespace included) per token of
 #: ``--max_tokens_per_request``: ordinary English text has about six, so only text padded or run
 #: together far beyond any sentence is refused (a request of 8,192 tokens may hold 512 K characters).
@@ -95,6 +101,13 @@ class RequestLimits:
             a request of such tokens inside every token limit held gigabytes of pieces; this limit is
             checked on the request's strings before the model runs (a raw text's tokens as the export's
             tokeniser makes them).
+        max_word_pieces_per_request: sentences × the widest sentence's word pieces, what a contextual
+            encoder computes (``[CLS]`` and ``[SEP]`` included, at most its 512-piece window each):
+            its cost, which the token limits do not bound (52 sentences of 48 tokens of ``"x." * 70``
+            are 52 full windows: 90 s and +1.8 GB), counted with the encoder's own word pieces
+            (:class:`~data_pipeline.word_pieces.WordPieceCounter`) before the model runs. Only for a
+            model with an encoder (``word_pieces``).
+        word_pieces: the counter of the model's encoder's pieces, or ``None`` (no encoder).
     """
 
     max_tokens_per_sentence: Optional[int] = None
@@ -102,8 +115,10 @@ class RequestLimits:
     max_sentences_per_request: Optional[int] = None
     max_token_pairs_per_request: Optional[int] = None
     max_characters_per_token: Optional[int] = None
+    max_word_pieces_per_request: Optional[int] = None
+    word_pieces: Any = dataclasses.field(default=None, compare=False, repr=False)
 
-    def resolve(self, sizes: Optional[TrainingSizes] = None) -> "RequestLimits":
+    def resolve(self, sizes: Optional[TrainingSizes] = None, word_pieces: Any = None) -> "RequestLimits":
         """These limits with every ``None`` replaced by the model's default.
 
         Args:
@@ -113,9 +128,12 @@ class RequestLimits:
                 square; else the token budget bounds a sentence) and the longest training token; ``None``
                 (or ``None`` fields) where it records none.
 
+            word_pieces: the counter of the model's encoder's word pieces, or ``None`` (no encoder).
+
         Returns:
-            A :class:`RequestLimits` with no ``None`` field; the token-pairs limit defaults to
-            :func:`default_token_pairs` of the resolved token limits.
+            A :class:`RequestLimits` with no ``None`` limit; the token-pairs limit defaults to
+            :func:`default_token_pairs` of the resolved token limits, the word-pieces limit to
+            :data:`WORD_PIECES_PER_TOKEN` per token of the tokens-per-request limit.
         """
         sizes = sizes or TrainingSizes()
         sentence = max_tokens_per_sentence(sizes.longest_sentence, sizes.token_budget)  # the library's policy
@@ -128,6 +146,8 @@ class RequestLimits:
             self.max_sentences_per_request or DEFAULT_MAX_SENTENCES_PER_REQUEST,
             self.max_token_pairs_per_request or default_token_pairs(per_sentence, per_request),
             self.max_characters_per_token or max_characters_per_token(sizes.longest_token),
+            self.max_word_pieces_per_request or WORD_PIECES_PER_TOKEN * per_request,
+            word_pieces,
         )
 
 
@@ -283,6 +303,7 @@ def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits
             _check_token_characters(name, array, limits)
             if name == "tokens":
                 lengths = _sentence_lengths(array)
+                _check_word_pieces(name, [row[:n] for row, n in zip(array.tolist(), lengths.tolist())], limits)
         elif signature.inputs[name].dtype == "DT_STRING" and array.ndim == 1:
             found = _raw_sentences(name, check_raw_text(name, array, limits))
             counts = [len(tokens) for _, tokens in found]
@@ -305,6 +326,7 @@ def check_request(arrays: Mapping[str, np.ndarray], signature: Signature, limits
                     raise _limit_error(f"characters per token ('{name}' instance {where} has a token of {widest} "
                                        "characters)", widest, limits.max_characters_per_token,
                                        "--max_characters_per_token")
+            _check_word_pieces(name, [tokens for _, tokens in found], limits)
             if name == "sentences":
                 lengths = np.array(counts, dtype=np.int64)
     if lengths is None:
@@ -377,6 +399,19 @@ def _raw_sentences(name: str, texts: Sequence[str]) -> list[tuple[str, list[str]
     return found
 
 
+def _check_word_pieces(name: str, sentences: Sequence[Sequence], limits: RequestLimits) -> None:
+    """Refuse sentences whose word pieces (sentences × the widest one's, as the model's contextual
+    encoder makes them) are over ``--max_word_pieces_per_request``; nothing to count without an encoder."""
+    if limits.word_pieces is None or not sentences:
+        return
+    lengths = limits.word_pieces.sentence_lengths(sentences)
+    pieces = len(lengths) * max(lengths)
+    if pieces > limits.max_word_pieces_per_request:
+        raise _limit_error(f"word pieces per request ('{name}': {len(lengths)} sentences x {max(lengths)} pieces, the "
+                           "contextual encoder's input)", pieces, limits.max_word_pieces_per_request,
+                           "--max_word_pieces_per_request")
+
+
 def _check_token_characters(name: str, tokens: np.ndarray, limits: RequestLimits) -> None:
     """Refuse a ``tokens`` input holding a token of more than ``--max_characters_per_token`` characters
     (UTF-8 bytes bound the characters from above, so only tokens with more bytes are decoded)."""
@@ -436,6 +471,6 @@ def graph_error_message(signature_name: str, message: str) -> str:
     return f"signature '{signature_name}' could not run on these inputs (shapes or values it does not accept)"
 
 
-__all__: Sequence[str] = ["CHARACTERS_PER_TOKEN", "LimitExceeded", "RequestLimits", "check_json_values", "check_raw_text",
+__all__: Sequence[str] = ["CHARACTERS_PER_TOKEN", "WORD_PIECES_PER_TOKEN", "LimitExceeded", "RequestLimits", "check_json_values", "check_raw_text",
                           "check_request", "check_shapes",
                           "default_token_pairs", "graph_error_message", "json_values_limit"]

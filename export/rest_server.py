@@ -217,7 +217,7 @@ class PredictionService:
 
     def limits_for(self, loaded: ModelVersion) -> RequestLimits:
         """The request limits for ``loaded``: the server's, with the version's defaults where none was given."""
-        return self.limits.resolve(loaded.training_sizes)
+        return self.limits.resolve(loaded.training_sizes, loaded.word_pieces)
 
     def run(self, loaded: ModelVersion, signature: Signature, form: str, arrays: dict) -> dict:
         """Check decoded inputs against the request limits and run them (joined with others when

@@ -498,7 +498,9 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
     signature, replayed by a server before it serves the version. The version directory appears whole or not at all: it is written under a hidden sibling name
     (which TensorFlow Serving's poller and ours ignore: only numeric names are versions), with every
     asset, then renamed into place (:mod:`lisa_tf.util.atomic_files`). A server never loads an export whose
-    ``assets/config.json`` (the request limits) is still to come.
+    ``assets/config.json`` (the request limits) is still to come. A model with a contextual encoder also
+    gets ``assets/word_pieces.json``, its word-piece settings, by which the server counts a request's
+    pieces before the model runs (:mod:`data_pipeline.word_pieces`).
 
     Args:
         model: the model to export.
@@ -509,7 +511,9 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         constraints: the signatures decode under the frame constraints (default), or with the plain BIO
             Viterbi (``export --no-constraints``).
     """
+    from data_pipeline.word_pieces import SETTINGS_FILE as WORD_PIECES_FILE, WordPieceCounter
     from lisa_tf.decoding.frame_meanings import attribution_files, check_frames, frame_index
+    from lisa_tf.models.contextual import encoders_in
 
     out_dir = check_export_dir(out_dir)
     frames = check_frames(frames)
@@ -533,6 +537,8 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         write_warmup_requests(build, {name: [spec.name for spec in signature] for name, (_, signature) in functions.items()})
         for name, source in (assets or {}).items():
             shutil.copy(source, build / "assets" / name)
+        for encoder in encoders_in(model)[:1]:  # the server counts a request's word pieces with these
+            WordPieceCounter.write(encoder.word_piece_settings(), build / "assets" / WORD_PIECES_FILE)
     return out_dir
 
 

@@ -76,7 +76,9 @@ def replay_warmup_requests(version_dir: pathlib.Path, signatures: Mapping, limit
     request limits before it is expanded, then :func:`~export.request_limits.check_request` on its
     values) before the signature runs, so a record of 70 bytes declaring ``[20000, 20000]`` strings,
     a sentence of thousands of tokens or a ``text`` of thousands of sentences fails the load in one
-    line instead of taking the server's memory.
+    line instead of taking the server's memory. At most ``MAX_RECORDS + 1`` records of the file are
+    read, so a file of millions of records is refused without being read whole on the thread that
+    loads versions.
 
     Args:
         version_dir: the version directory.
@@ -97,11 +99,13 @@ def replay_warmup_requests(version_dir: pathlib.Path, signatures: Mapping, limit
     if not path.exists():
         return 0
     try:
-        records = list(tf.data.TFRecordDataset(str(path)).as_numpy_iterator())
+        # one record past the limit is enough to refuse the file: the rest of it is never read
+        records = list(tf.data.TFRecordDataset(str(path)).take(MAX_RECORDS + 1).as_numpy_iterator())
     except tf.errors.OpError as error:
         raise DataFormatError(path, None, f"expected a TFRecord file of PredictionLog protos: {error.message}") from error
     if len(records) > MAX_RECORDS:
-        raise DataFormatError(path, None, f"expected at most {MAX_RECORDS} warm-up records, found {len(records)}")
+        raise DataFormatError(path, None, f"expected at most {MAX_RECORDS} warm-up records, found more than "
+                                          f"{MAX_RECORDS}")
     for number, record in enumerate(records, 1):
         where = f"warm-up record {number}"
         log = prediction_log_pb2.PredictionLog()

@@ -72,6 +72,22 @@ def test_the_text_output_marks_a_fallback_and_shows_no_sense_without_a_roleset()
     assert _pretty(_bark()).splitlines()[1] == "  barked: [ARG0: The dog] [V: barked] [ARG2: at the mailman] ."
 
 
+def test_the_text_output_escapes_control_characters_in_names_descriptions_and_text():
+    """The text output goes to a terminal: a roleset name or role description holding escape sequences
+    (red text, a window title) is shown escaped, not obeyed; a tab is kept."""
+    result = _bark(("bark.01", "model"))
+    [predicate] = result["predicates"]
+    predicate["sense_name"] = "\x1b]0;TITLE\x07vocalize like a dog"
+    predicate["description"] = predicate["description"].replace("barker", "\x1b[31mbarker\x1b[0m")
+    result["text"] = "The dog\tbarked\x9b at the mailman."
+    lines = _pretty(result).splitlines()
+    assert lines[:2] == [
+        "The dog\tbarked\\x9b at the mailman.",
+        "  barked (bark.01, \\x1b]0;TITLE\\x07vocalize like a dog): [ARG0 \\x1b[31mbarker\\x1b[0m: The dog] "
+        "[V: barked] [ARG2 hearer: at the mailman] ."]
+    assert not {"\x1b", "\x07", "\x9b"} & set(_pretty(result))
+
+
 def test_conll12_output_writes_the_rolesets_lemma_and_sense_number(tmp_path):
     from data_pipeline.readers.conll12 import read_conll12
 

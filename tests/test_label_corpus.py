@@ -182,6 +182,35 @@ def test_an_output_under_a_file_is_refused_before_any_work(corpus, tmp_path, cap
     assert "matches only the output files of --output" in capsys.readouterr().err
 
 
+def test_output_reached_through_a_link_is_not_input(tmp_path, capsys):
+    """``--input 'LINK/*'`` where LINK links to the directory of ``--output DIR/o``: the earlier run's
+    shards it matches are the output's, by another name, and are not read (here: nothing else to label)."""
+    directory = tmp_path / "out"
+    directory.mkdir()
+    for name in ("o-00000-of-00001.jsonl", "o-dead-letters-00000-of-00001.jsonl"):
+        (directory / name).write_text('{"source": "a.txt", "line": 1, "text": "The dog barked."}\n')
+    link = tmp_path / "link"
+    link.symlink_to(directory, target_is_directory=True)
+    pattern, prefix = str(link / "*"), str(directory / "o")
+    assert main(["label-corpus", "--model", MODEL, "--input", pattern, "--output", prefix]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: --input {pattern}: matches only the output files of --output {prefix} (never read as input); "
+        "expected text files"]
+
+
+def test_an_output_that_cannot_be_created_is_refused_and_nothing_is_left(corpus, tmp_path, capsys):
+    """The output directory is tried before any work (made and written in); the directories made for
+    that are gone when a later check refuses the command."""
+    assert main(["label-corpus", "--input", str(corpus / "a.txt"), "--output", "/proc/lisa_tf_output/o"]) == 2
+    assert capsys.readouterr().err.strip().startswith("error: --output /proc/lisa_tf_output/o: cannot create "
+                                                      "/proc/lisa_tf_output (")
+    prefix = tmp_path / "new" / "deeper" / "o"
+    assert main(["label-corpus", "--input", str(tmp_path / "missing.txt"), "--output", str(prefix)]) == 2
+    assert capsys.readouterr().err.strip() == (f"error: --input {tmp_path / 'missing.txt'}: no file matches; "
+                                               "expected a file or a glob of text files")
+    assert not (tmp_path / "new").exists()
+
+
 def test_own_output_files_are_recognised(tmp_path):
     from lisa_tf.labelling.corpus import is_output
 
@@ -192,6 +221,12 @@ def test_own_output_files_are_recognised(tmp_path):
     for name in ("o.txt", "o-notes.jsonl", "other-00000-of-00004.jsonl", "o-00000-of-00004.jsonl.gz"):
         assert not is_output(str(tmp_path / name), prefix), name
     assert is_output("o-00000-of-00001.jsonl", str(pathlib.Path.cwd() / "o"))  # relative and absolute alike
+    # the output directory by another name, a symbolic link to it, either way round
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path, target_is_directory=True)
+    assert is_output(str(link / "o-00000-of-00004.jsonl"), prefix)
+    assert is_output(str(tmp_path / "o-dead-letters-00000-of-00004.jsonl"), str(link / "o"))
+    assert not is_output(str(link / "o-notes.jsonl"), prefix)
 
 
 @pytest.mark.parametrize("name", ["long.txt", "long.txt.gz"])

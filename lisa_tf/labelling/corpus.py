@@ -115,15 +115,25 @@ def shard_path(prefix: str, shard: int, shards: int) -> str:
     return f"{prefix}-{shard:05d}-of-{shards:05d}.jsonl"
 
 
-def _absolute(path: str) -> str:
-    return path if "://" in path else os.path.abspath(path)
+def _spellings(path: str, whole: bool) -> set[str]:
+    """A local ``path`` as written (made absolute) and with its symbolic links resolved (``whole``: the
+    file's own too, else its directory's only); another file system's path as it is."""
+    if "://" in path:
+        return {path}
+    written = os.path.abspath(path)
+    real = os.path.realpath(written) if whole else os.path.join(os.path.realpath(os.path.dirname(written)),
+                                                               os.path.basename(written))
+    return {written, real}
 
 
 def is_output(path: str, prefix: str) -> bool:
     """Whether ``path`` is one of the files ``label-corpus --output prefix`` writes (records, dead
-    letters or their temporary files, any number of shards)."""
-    pattern = re.escape(_absolute(prefix)) + r"-(dead-letters-)?\d{5,}-of-\d{5,}\.jsonl(\.tmp)?"
-    return re.fullmatch(pattern, _absolute(path)) is not None
+    letters or their temporary files, any number of shards). Local paths are compared as written and
+    with their symbolic links resolved: ``--input 'LINK/*'``, where LINK links to the directory of
+    ``--output DIR/o``, reaches the same files by another name."""
+    shard = r"-(dead-letters-)?\d{5,}-of-\d{5,}\.jsonl(\.tmp)?"
+    return any(re.fullmatch(re.escape(start) + shard, name) is not None
+               for start in _spellings(prefix, whole=False) for name in _spellings(path, whole=True))
 
 
 class _Stream(io.RawIOBase):

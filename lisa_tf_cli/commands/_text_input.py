@@ -57,15 +57,16 @@ def check_creatable(path: Optional[str], flag: str) -> None:
         raise UserError(f"{flag} {path}: {os.strerror(code)}; expected a writable text file")
 
 
-def check_model(model: Optional[str], kind: str = "srl") -> pathlib.Path:
-    """The model a ``[MODEL]`` argument or ``--model`` names (None: the shipped one of ``kind``), once it
-    is known to be a packaged model, a ``.keras`` file, a run directory or a SavedModel export: else a
-    UserError naming the path, or the shipped models when it is no name of theirs."""
+def check_model(model: Optional[str], kind: str = "srl", flag: Optional[str] = None) -> pathlib.Path:
+    """The model a ``[MODEL]`` argument or ``--model`` names (None: the shipped one of ``kind``; ``flag``
+    names the argument when that is missing), once it is known to be a packaged model, a ``.keras``
+    file, a run directory or a SavedModel export: else a UserError naming the path, or the shipped
+    models when it is no name of theirs."""
     from lisa_tf.packages.export_cache import latest_version
     from lisa_tf.packages.finding import KERAS_FILE, is_package, model_path
 
     try:
-        path = model_path(model, kind)
+        path = model_path(model, kind, flag)
         if not (is_package(path) or path.suffix == ".keras" and path.is_file() or (path / KERAS_FILE).is_file()):
             latest_version(path)
     except FileNotFoundError as error:

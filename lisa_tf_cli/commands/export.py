@@ -19,24 +19,42 @@ def add_arguments(parser):
                                          "data/propbank-frames/frames.json.gz); models with a sense head only")
 
 
+def _package(args):
+    """The packaged model ``--model`` names, or a PackagingError naming the flag."""
+    from lisa_tf.packages.finding import PackagingError, is_package, model_path
+
+    try:
+        package = model_path(args.model, flag="--model")
+    except FileNotFoundError as error:
+        raise PackagingError(f"--model {error}") from None
+    if not is_package(package):
+        raise PackagingError(f"--model {package}: not a packaged model (model.keras beside card.json); "
+                             "export a run directory with --run")
+    return package
+
+
+def check(args) -> None:
+    """Before TensorFlow is imported: the packaged model ``--model`` names, and the ``--frames`` index,
+    read and checked whole (a UserError naming the flag, and what was expected; for the index, where
+    in it), so a mistyped name is reported before the model loads."""
+    from lisa_tf_cli.commands._frame_index import check_frame_index
+
+    if args.model is not None:
+        _package(args)
+    check_frame_index(args.frames, "--frames")
+
+
 def run(args) -> int:
     import sys
 
     from export.saved_model import check_export_dir, export_package, export_run
     from lisa_tf.decoding.frame_meanings import check_frames
     from lisa_tf.models.runs import UNTRAINED, RunError, has_trained_weights, require_run
-    from lisa_tf.packages.finding import PackagingError, is_package, model_path
 
     check_frames(args.frames, "--frames")
 
     if args.model is not None:
-        try:
-            package = model_path(args.model, flag="--model")
-        except FileNotFoundError as error:
-            raise PackagingError(f"--model {error}") from None
-        if not is_package(package):
-            raise PackagingError(f"--model {package}: not a packaged model (model.keras beside card.json); "
-                                 "export a run directory with --run")
+        package = _package(args)
         check_export_dir(args.out)
         print(f"SavedModel written to {export_package(package, args.out, args.frames, args.constraints)}")
         return 0

@@ -62,46 +62,114 @@ def _pipeline_options(runner: str, flags: list):
 
 def check_output(prefix: str) -> None:
     """Refuse an ``--output`` prefix whose files cannot be written (a local path: a file where a
-    directory is needed, a directory that cannot be written, or a prefix that names a directory), in
-    plain Python before Beam or TensorFlow is imported. Another file system's path (``gs://``, …) is
-    left to Beam."""
+    directory is needed, a directory that cannot be created or written, or a prefix that names a
+    directory), in plain Python before Beam or TensorFlow is imported: a pipeline that cannot write
+    fails only once its workers have loaded the model. Permissions alone do not tell (root passes
+    every check of them, and ``/proc`` refuses new directories to root too), so the output directory
+    is made and a temporary file written in it; the directories made for this are removed again (the
+    pipeline makes them when it writes), so a command refused later leaves nothing behind. Another file
+    system's path (``gs://``, …) is left to Beam."""
     import os
+    import tempfile
 
     if "://" in prefix:
         return
     if prefix.endswith(("/", os.sep)) or os.path.isdir(prefix):
         raise UserError(f"--output {prefix}: a directory; expected a prefix for the output files in it, e.g. "
                         f"{os.path.join(prefix, 'frames')}")
-    directory = os.path.dirname(os.path.abspath(prefix))
+    target = os.path.dirname(os.path.abspath(prefix))
+    directory, missing = target, []
     while not os.path.exists(directory):  # created by the pipeline; what exists must be a directory
+        missing.append(directory)
         directory = os.path.dirname(directory)
     if not os.path.isdir(directory):
         raise UserError(f"--output {prefix}: {directory} is a file, not a directory; expected a prefix under a "
                         "directory that exists or can be created")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UserError(f"--output {prefix}: cannot write in {directory}; expected a writable directory")
+    try:
+        os.makedirs(target, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"--output {prefix}: cannot create {target} ({error.strerror or error}); expected a prefix "
+                        "under a directory that exists or can be created") from None
+    try:
+        with tempfile.TemporaryFile(dir=target):
+            pass
+    except OSError as error:
+        raise UserError(f"--output {prefix}: cannot write in {target} ({error.strerror or error}); expected a "
+                        "writable directory") from None
+    finally:
+        for made in missing:  # deepest first
+            try:
+                os.rmdir(made)
+            except OSError:
+                pass
+
+
+def check_input(pattern: str) -> None:
+    """Refuse an ``--input`` pattern that matches no file, before Beam is imported (a local path; another
+    file system's is left to Beam). Beam's local matching is followed: a pattern ending in ``/`` means
+    the files under it, the files under the directory part of the pattern are walked (symbolic links to
+    directories not followed), and a pattern without a directory matches nothing. ``*`` here also
+    crosses ``/`` (Beam's only with ``**``), so a pattern refused here is one Beam cannot match either."""
+    import fnmatch
+    import os
+    import re
+
+    if "://" in pattern:
+        return
+    nothing = f"--input {pattern}: no file matches"
+    expected = "expected a file or a glob of text files"
+    glob = pattern + "*" if pattern.endswith(("/", os.sep)) else pattern
+    fixed = re.match(r"[^[*?]*", glob).group(0)
+    if fixed == glob:
+        if not os.path.exists(glob):
+            raise UserError(f"{nothing}; {expected}")
+        return
+    top = os.path.dirname(fixed)
+    if not top:
+        raise UserError(f"{nothing} (a pattern without a directory matches nothing: give one, e.g. "
+                        f"{os.path.join('.', glob)}); {expected}")
+    matches = re.compile(fnmatch.translate(glob)).match
+    if not any(matches(os.path.join(root, name)) for root, _, names in os.walk(top) for name in names):
+        raise UserError(f"{nothing}; {expected}")
+
+
+def _model(args):
+    """The model ``--model`` names, or a UserError naming the flag."""
+    from lisa_tf.packages.finding import model_path
+
+    try:
+        return model_path(args.model, "srl")
+    except FileNotFoundError as error:
+        raise UserError(f"--model {error}; expected a shipped model's name, a packaged model, run directory, .keras "
+                        "file or export") from None
+
+
+def check(args) -> None:
+    """Before Beam and TensorFlow are imported (seconds): the ``--output`` prefix, the ``--frames``
+    index, the ``--model`` and the ``--input`` pattern (a UserError naming the first wrong one)."""
+    from lisa_tf_cli.commands._frame_index import check_frame_index
+
+    check_output(args.output)
+    # read and checked whole here: the workers would read it only at their first sense
+    check_frame_index(args.frames, "--frames")
+    _model(args)
+    check_input(args.input)
 
 
 def run(args) -> int:
     import sys
     import time
 
-    check_output(args.output)
-    from lisa_tf.decoding.frame_meanings import check_frames
+    from lisa_tf_cli.commands._frame_index import check_frame_index
 
-    frames = check_frames(args.frames, "--frames")
+    frames = check_frame_index(args.frames, "--frames")  # read by check() already: once per process
     from data_pipeline.input_limits import model_max_tokens_per_sentence
     # first: it quiets Beam's import-time warnings
     from lisa_tf.labelling.corpus import (COUNTERS, FileSystems, LabelBlock, beam, build_pipeline, counter_values,
                                           is_output, shard_path)
-    from lisa_tf.packages.finding import model_path
     from lisa_tf.util.native_logs import BEAM_WORKER_NOISE, filtered_stderr
 
-    try:
-        model = model_path(args.model, "srl")
-    except FileNotFoundError as error:
-        raise UserError(f"--model {error}; expected a shipped model's name, a packaged model, run directory, .keras "
-                        "file or export") from None
+    model = _model(args)
     try:
         matched = FileSystems.match([args.input])[0].metadata_list
     except Exception as error:  # noqa: BLE001 - Beam's file systems raise their own kinds

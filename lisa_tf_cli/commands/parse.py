@@ -3,7 +3,7 @@ or its SavedModel export (Eisner's projective trees, decoded in-graph), writing 
 
 from data_pipeline.errors import UserError
 from data_pipeline.text_lines import text_lines
-from lisa_tf_cli.commands._text_input import positive_int
+from lisa_tf_cli.commands._text_input import check_creatable, check_model, check_readable, positive_int
 
 HELP = "dependency-parse raw text, tokenised lines or the words of a CoNLL file with a parser run (CoNLL-U out)"
 
@@ -45,6 +45,23 @@ def _input_format(args) -> str:
         if name.endswith(suffix):
             return fmt
     return "text"
+
+
+def check(args) -> None:
+    """Before TensorFlow is imported: the model (``[MODEL]``, else the shipped parser), the ``--input``
+    file (a CoNLL format needs a path, not standard input) and the ``--out`` path (a UserError naming
+    the first wrong one), so a mistyped name is reported before the model loads."""
+    import os
+
+    check_model(args.model, "parser", "MODEL")
+    fmt = _input_format(args)
+    if args.input == "-" and fmt != "text":
+        raise ParseInputError(f"--format {fmt}: give the CoNLL file's path, not standard input")
+    if args.input != "-" and not os.path.exists(args.input):
+        raise ParseInputError(f"--input {args.input}: no such file; expected a text file, a CoNLL file or - for "
+                              "standard input")
+    check_readable(args.input, "--input")
+    check_creatable(args.out, "--out")
 
 
 def _sentences(args):
@@ -112,7 +129,6 @@ def _load_parser(path):
 
 def run(args) -> int:
     import itertools
-    import os
     import sys
     import time
 
@@ -132,8 +148,6 @@ def run(args) -> int:
     else:
         def parse(chunk):
             return parse_with_export(model, chunk, token_budget=args.batch_tokens)
-    if args.input != "-" and not os.path.exists(args.input):
-        raise ParseInputError(f"{args.input}: no such file")
     try:
         out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
     except OSError as error:

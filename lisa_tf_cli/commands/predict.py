@@ -11,6 +11,8 @@ DOCUMENT = "predict"
 UNKNOWN_SENSE = "?"
 #: Options may come between the words (``predict MODEL --format jsonl TEXT``): they are all ``text``.
 INTERMIXED = "text"
+#: What ``--format pretty`` escapes: the control characters but tab (C0, DEL, C1).
+CONTROL_CHARACTERS = "[\x00-\x08\x0a-\x1f\x7f-\x9f]"
 
 from data_pipeline.errors import UserError  # noqa: E402  (pure Python: keeps --help fast)
 from data_pipeline.predicate_kinds import NO_POS_TAGS  # noqa: E402
@@ -117,7 +119,8 @@ def _split_model(args) -> None:
 
 def check(args) -> None:
     """Before TensorFlow is imported: the model (``[MODEL]`` or ``--model``, else the shipped one), the
-    ``--input`` and ``--parse`` files and the ``--out`` path (a UserError naming the first wrong one)."""
+    ``--input`` and ``--parse`` files, the ``--out`` path and the ``--frames`` index (a UserError naming
+    the first wrong one)."""
     _split_model(args)
     if args.parse and (args.text or args.input):
         raise UserError("--parse gives the sentences (its words); do not also give TEXT or --input")
@@ -127,9 +130,9 @@ def check(args) -> None:
     check_readable(args.input, "--input")
     check_readable(args.parse, "--parse")
     check_creatable(args.out, "--out")
-    from lisa_tf.decoding.frame_meanings import check_frames
+    from lisa_tf_cli.commands._frame_index import check_frame_index
 
-    check_frames(args.frames, "--frames")
+    check_frame_index(args.frames, "--frames")  # read and checked whole, before the model loads
 
 
 def _export_cache(model) -> None:
@@ -160,6 +163,16 @@ def frameset_columns(predicate: dict) -> tuple[str, str]:
     return (lemma, number) if lemma and number else (predicate["text"].lower(), UNKNOWN_SENSE)
 
 
+def shown(text: str) -> str:
+    """``text`` as ``--format pretty`` writes it, for a terminal: its control characters but tab escaped
+    (``\\x1b``), so escape sequences in a roleset name, a role description (a frame index is a file
+    anyone may write) or the input (colours, a window title, cursor moves) are shown, not obeyed, and a
+    frame stays on its line."""
+    import re
+
+    return re.sub(CONTROL_CHARACTERS, lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def _write(result, fmt, out):
     import json
 
@@ -174,9 +187,9 @@ def _write(result, fmt, out):
     result.pop("line", None)
     words = [t["text"] for t in result["tokens"]]
     if fmt == "pretty":
-        out.write(result["text"] + "\n")
+        out.write(shown(result["text"]) + "\n")
         for predicate in result["predicates"]:
-            out.write(f"  {heading(predicate)}: {predicate['description']}\n")
+            out.write(f"  {shown(heading(predicate))}: {shown(predicate['description'])}\n")
         out.write("\n")
         return
     if fmt == "conllu":

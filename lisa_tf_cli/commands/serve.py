@@ -92,6 +92,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the size of the per-predicate outputs when every token is a predicate, which the "
                              "token limits do not bound (default: the larger of the longest sentence squared and "
                              "--max_tokens_per_request x 48)")
+    parser.add_argument("--max_characters_per_token", type=_positive, default=None,
+                        help="refuse requests holding a longer token (in characters), with 400: a contextual "
+                             "encoder cuts each token into word pieces before the other limits count anything "
+                             "(default: the longest training token, from the export's assets/vocab_info.json; "
+                             "else 512, the most characters of a word the encoder reads)")
+    parser.add_argument("--max_word_pieces_per_request", type=_positive, default=None,
+                        help="refuse requests whose sentences x widest sentence's word pieces (a contextual "
+                             "encoder's input, counted with its own word pieces) is larger, with 400 (default: "
+                             "3 per token of --max_tokens_per_request; models without an encoder count none)")
     parser.add_argument("--enable_batching", action="store_true",
                         help="join concurrent requests to one signature into shared model calls, padded to a "
                              "common width; each caller gets its own rows back")
@@ -100,6 +109,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "num_batch_threads, and max_batch_tokens: sentences x widest sentence per call); "
                              "implies --enable_batching")
     parser.add_argument("--log_requests", action="store_true", help="log one line per request to stderr")
+
+
+def check(args: argparse.Namespace) -> None:
+    """Before TensorFlow is imported: what ``--model_base_path`` names (without it, the shipped model
+    called ``--model_name``) is a directory, so a mistyped name or path is reported before the seconds
+    TensorFlow takes to load. A ``.keras`` file is no model base path: the message names the directory
+    to give instead, or the export that makes one."""
+    import pathlib
+
+    from data_pipeline.errors import UserError
+    from lisa_tf.packages.finding import KERAS_FILE, shipped_model
+
+    if args.model_base_path is None:
+        shipped_model(args.model_name, "--model_base_path")
+        return
+    path = pathlib.Path(args.model_base_path)
+    if path.is_dir():
+        return
+    flag = f"--model_base_path {args.model_base_path}"
+    expected = ("expected a directory of numeric version directories (1/, 2/, ...) holding SavedModels, a packaged "
+                "model or a run directory")
+    if not path.exists():
+        raise UserError(f"{flag}: no such directory; {expected}")
+    if path.suffix != ".keras":
+        raise UserError(f"{flag}: a file, not a directory; {expected}")
+    if path.name == KERAS_FILE:
+        raise UserError(f"{flag}: a model file, not a directory; serve the packaged model or run directory that "
+                        f"holds it (--model_base_path {path.parent}), whose export is built on the first start")
+    raise UserError(f"{flag}: a model file, not a directory; serve the packaged model or run directory it comes "
+                    "from, or export that (python -m lisa_tf export --run RUN --out EXPORTS/NAME/1) and serve "
+                    "the export's base path (--model_base_path EXPORTS/NAME)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
 
         args.model_base_path = str(build_export(args.model_base_path, report=lambda line: print(line, flush=True)))
     limits = RequestLimits(args.max_tokens_per_sentence, args.max_tokens_per_request, args.max_sentences_per_request,
-                           args.max_token_pairs_per_request)
+                           args.max_token_pairs_per_request, args.max_characters_per_token,
+                           args.max_word_pieces_per_request)
     server = rest_server.make_server(args.model_name, args.model_base_path, args.rest_api_host,
                                      args.rest_api_port, warn=warn, limits=limits,
                                      num_versions=args.num_versions,

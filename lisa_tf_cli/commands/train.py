@@ -15,6 +15,18 @@ def add_arguments(parser):
     parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="progress: 0 evaluations only, 1 one line redrawn (default on a terminal), 2 a plain line every 30 s")
 
 
+def check(args) -> None:
+    """Before TensorFlow is imported: the model ``--init`` names, when it starts a new run (a run
+    being resumed goes on from its own weights), so a mistyped name is reported before the seconds
+    TensorFlow takes to load; the config is checked in full by :func:`checked_config`."""
+    import pathlib
+
+    if args.init and not (pathlib.Path(args.out) / "config.json").exists():
+        from lisa_tf.training.init_from_model import init_path
+
+        init_path(args.init)
+
+
 def checked_config(config_path, overrides, out, init=None):
     """The experiment to train in ``out``, checked in full before anything is read or written: the
     config (:func:`~lisa_tf.config.validate_config`), and when ``out`` already holds a run, that the

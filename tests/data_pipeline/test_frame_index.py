@@ -180,3 +180,235 @@ def test_a_directory_without_frame_files_is_refused(tmp_path):
     shutil.copy(FRAMES / "bark.xml", tmp_path / "bark.xml")
     with pytest.raises(ValueError, match="needs commit"):
         FrameIndex.from_frame_files(tmp_path, {**SOURCE, "commit": ""})
+
+
+# A saved index is checked whole against one schema before it is used. Each case below is the index of
+# the fixture frames with one thing wrong, and the one line that names the file, where in it and what
+# was expected; unchecked, each was read without a word, or ended in a traceback when read or when
+# used (KeyError, AttributeError, TypeError, ValueError while labelling or exporting).
+def _drop_rolesets(data):
+    del data["rolesets"]
+
+
+def _drop_source(data):
+    del data["source"]
+
+
+def _bark(data):
+    return data["rolesets"]["bark.01"]
+
+
+def _barker(data):
+    return data["rolesets"]["bark.01"]["roles"][0]
+
+
+BARK = "rolesets['bark.01']"
+MALFORMED = {
+    "no rolesets": (_drop_rolesets, "the index: expected a frame index (format, source, counts, skipped, rolesets), "
+                                    "found no 'rolesets'"),
+    "a list for an object": (lambda d: d.update(rolesets=list(d["rolesets"].values())),
+                             "rolesets: expected an object of roleset id → roleset, found a list of 21 items"),
+    "no source": (_drop_source, "the index: expected a frame index (format, source, counts, skipped, rolesets), "
+                                "found no 'source'"),
+    "a name not a string": (lambda d: _bark(d).update(name=123),
+                            f"{BARK}.name: expected a string without control characters (tab, newline, escape …), "
+                            "found 123"),
+    "a null description": (lambda d: _barker(d).update(descr=None),
+                           f"{BARK}.roles[0].descr: expected a string without control characters (tab, newline, "
+                           "escape …), found null"),
+    "a VerbNet pair of one": (lambda d: _barker(d).update(vn=[["manner_speaking-37.3"]]),
+                              f"{BARK}.roles[0].vn[0]: expected a [VerbNet class, thematic role] pair (a list of 2 "
+                              "strings), found a list of 1 item"),
+    "skipped a number": (lambda d: d.update(skipped=5),
+                         "skipped: expected a list of strings (the rolesets and files skipped), found 5"),
+    "a count not a number": (lambda d: d["counts"].update(roles="56"),
+                             "counts.roles: expected a whole number of at least 0, found '56'"),
+    "an alias of three": (lambda d: _bark(d)["aliases"][0].append("x"),
+                          f"{BARK}.aliases[0]: expected a [word, part of speech] pair (a list of 2 strings), found a "
+                          "list of 3 items"),
+    # a role number that labels nothing, a misspelt key, a count that is wrong: nothing failed, ever
+    "a role number of no label": (lambda d: _barker(d).update(n="Z"),
+                                  f"{BARK}.roles[0].n: expected a role number: one of 0-9, A or M, found 'Z'"),
+    "a misspelt key": (lambda d: _barker(d).update(VN=_barker(d).pop("vn")),
+                       f"{BARK}.roles[0]: expected a role (n, f, descr; vn, fn where linked), found 'VN' besides"),
+    "counts that disagree": (lambda d: d["counts"].update(rolesets=20),
+                             "counts.rolesets: expected 21 (the rolesets the index holds), found 20"),
+}
+
+
+def _index_file(index, tmp_path, change=None, text=None):
+    """The path of the fixture index saved as gzip JSON, after ``change`` (a function of its JSON), or
+    with ``text`` (the JSON as written) in its place."""
+    import copy
+    import json
+
+    data = copy.deepcopy(index.to_json())
+    if change is not None:
+        change(data)
+    path = tmp_path / "frames.json.gz"
+    path.write_bytes(gzip.compress((text if text is not None else json.dumps(data)).encode("utf-8"), compresslevel=1))
+    return path
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_a_malformed_index_is_one_error_naming_where_and_what(index, tmp_path, case):
+    change, message = MALFORMED[case]
+    path = _index_file(index, tmp_path, change)
+    with pytest.raises(DataFormatError) as error:
+        FrameIndex.load(path)
+    assert str(error.value) == f"{path}: {message}"
+
+
+def test_a_roleset_given_twice_is_refused_not_lost(index, tmp_path):
+    """JSON readers keep the last of a repeated key: bark.01 would lose its name and roles to the second."""
+    import json
+
+    text = json.dumps(index.to_json(), sort_keys=True)
+    assert text.count('"give.01": {') == 1
+    text = text.replace('"give.01": {', '"bark.01": {"aliases": [], "lemma": "bark", "name": "", "roles": []}, '
+                                        '"give.01": {')
+    path = _index_file(index, tmp_path, text=text)
+    with pytest.raises(DataFormatError, match=rf"^{path}: rolesets: expected an object of roleset id → roleset, each "
+                                              r"key once, found 'bark.01' more than once$"):
+        FrameIndex.load(path)
+
+
+def test_json_nested_too_deep_is_refused_without_a_recursion_error(tmp_path):
+    path = tmp_path / "frames.json.gz"
+    path.write_bytes(gzip.compress(b"[" * 200_000 + b"]" * 200_000))
+    with pytest.raises(DataFormatError, match=rf"^{path}: expected a frame index \(JSON objects and lists nested 7 "
+                                              r"deep\), found JSON nested too deep to read$"):
+        FrameIndex.load(path)
+
+
+def test_the_decompressed_size_is_bounded(index, tmp_path):
+    """An index is read up to MAX_INDEX_BYTES decompressed, a documented limit well above the shipped
+    index; one byte more is refused, whatever the JSON (here a valid index padded with white space,
+    which JSON allows), and a gzip that decompresses to far more (1.7 MB may hold 1 GiB of spaces) is
+    refused without being read whole."""
+    import json
+    import tracemalloc
+
+    shipped = len(gzip.decompress(DEFAULT_FRAME_INDEX.read_bytes()))
+    assert shipped == 3_468_004 and frame_index.MAX_INDEX_BYTES >= 9 * shipped
+    text = json.dumps(index.to_json())
+    path = _index_file(index, tmp_path, text=text.ljust(frame_index.MAX_INDEX_BYTES))
+    assert FrameIndex.load(path) == index
+    path = _index_file(index, tmp_path, text=text.ljust(frame_index.MAX_INDEX_BYTES + 1))
+    with pytest.raises(DataFormatError, match=rf"^{path}: expected a frame index of at most 33,554,432 bytes "
+                                              r"decompressed \(MAX_INDEX_BYTES; .*\), found more$"):
+        FrameIndex.load(path)
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb", compresslevel=1) as handle:
+        for _ in range(8):
+            handle.write(b" " * (frame_index.MAX_INDEX_BYTES // 2))
+    tracemalloc.start()
+    try:
+        with pytest.raises(DataFormatError, match="found more$"):
+            FrameIndex.load(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.5 * frame_index.MAX_INDEX_BYTES  # 4 x MAX_INDEX_BYTES decompressed, of which 1 read
+
+
+@pytest.mark.parametrize("where, change, found", ids=["tab in f", "bar in id", "newline in name", "escape in name",
+                                                      "title sequence in descr"], argvalues=[
+    # a tab in a function tag broke export --frames (Invalid number of columns in function_tag.tsv)
+    (f"{BARK}.roles[0].f", lambda d: _barker(d).update(f="PAG\tX"), r"'PAG\tX' (a tab at character 4)"),
+    # a "|" in a roleset id: keys of the meaning tables are roleset|label
+    ("rolesets['bark|01'] (the roleset id)", lambda d: d["rolesets"].update({"bark|01": d["rolesets"].pop("bark.01")}),
+     "'bark|01' ('|' at character 5)"),
+    (f"{BARK}.name", lambda d: _bark(d).update(name="vocalize\nlike a dog"),
+     r"'vocalize\nlike a dog' (a newline at character 9)"),
+    # escape sequences for a terminal: red text, a window title
+    (f"{BARK}.name", lambda d: _bark(d).update(name="\x1b[31mvocalize"),
+     r"'\x1b[31mvocalize' (the control character '\x1b' at character 1)"),
+    (f"{BARK}.roles[0].descr", lambda d: _barker(d).update(descr="\x1b]0;TITLE\x07barker"),
+     r"'\x1b]0;TITLE\x07barker' (the control character '\x1b' at character 1)"),
+])
+def test_an_index_string_with_tabs_line_breaks_bars_or_control_characters_is_refused(index, tmp_path, where,
+                                                                                    change, found):
+    path = _index_file(index, tmp_path, change)
+    with pytest.raises(DataFormatError) as error:
+        FrameIndex.load(path)
+    expected = frame_index.KEY if where.endswith((".f", "(the roleset id)")) else frame_index.TEXT
+    assert str(error.value) == f"{path}: {where}: expected {expected}, found {found}"
+    assert "\x1b" not in str(error.value) and "\t" not in str(error.value)
+
+
+@pytest.mark.parametrize("old, new, line, message", ids=["tab in id", "bar in f", "newline in name", "CR in descr"],
+                         argvalues=[
+    ('id="bark.01"', 'id="bark&#9;01"', 5, r"<roleset> id: expected a string without white space, '|' or control "
+                                           r"characters, found 'bark\t01' (a tab at character 5)"),
+    ('descr="barker" f="PAG"', 'descr="barker" f="P&#124;AG"', 11,
+     "roleset bark.01: role n=0: function tag f: expected a string without white space, '|' or control characters, "
+     "found 'P|AG' ('|' at character 2)"),
+    ('name="vocalize like a dog"', 'name="vocalize&#10;like a dog"', 5,
+     r"roleset bark.01: name: expected a string without control characters (tab, newline, escape …), found "
+     r"'vocalize\nlike a dog' (a newline at character 9)"),
+    ('descr="hearer"', 'descr="hea&#13;rer"', 26,
+     r"roleset bark.01: role n=2: descr: expected a string without control characters (tab, newline, escape …), "
+     r"found 'hea\rrer' (a carriage return at character 4)"),
+])
+def test_the_build_refuses_what_character_references_put_in_a_string(tmp_path, capsys, old, new, line, message):
+    """XML attribute values have their literal tabs and line breaks made spaces, but character references
+    (&#9; &#10; &#13; &#124;) keep theirs: the build names file, line and field (exit status 2)."""
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    text = (FRAMES / "bark.xml").read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    (frames / "bark.xml").write_text(text.replace(old, new), encoding="utf-8")
+    out = tmp_path / "frames.json.gz"
+    assert frame_index.main(["build", str(frames), "--out", str(out), "--repository", SOURCE["repository"],
+                             "--commit", PINNED]) == 2
+    assert capsys.readouterr().err == f"error: {frames / 'bark.xml'}:{line}: {message}\n"
+    assert not out.exists()
+
+
+def _not_blocked(function, fifo):
+    """``function()``'s result (or exception); should it block on ``fifo`` (a FIFO's reader waits for a
+    writer), the test fails, after a writer has let it go."""
+    import os
+    import threading
+
+    result = {}
+
+    def call():
+        try:
+            result["value"] = function()
+        except Exception as error:  # noqa: BLE001 - raised again in the test's thread
+            result["error"] = error
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(30)
+    if thread.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(30)
+        pytest.fail(f"blocked on the FIFO {fifo}")
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def test_a_fifo_among_the_frame_files_is_skipped_and_reported(tmp_path, capsys):
+    import os
+
+    frames = tmp_path / "frames"
+    shutil.copytree(FRAMES, frames)
+    os.mkfifo(frames / "zz.xml")
+    out = tmp_path / "frames.json.gz"
+    args = ["build", str(frames), "--out", str(out), "--repository", SOURCE["repository"], "--commit", PINNED]
+    assert _not_blocked(lambda: frame_index.main(args), frames / "zz.xml") == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("skipped: zz.xml: not a regular file (a FIFO); not read\n")
+    assert "files 4, rolesets 21, roles 56, skipped 0 (0 without id, 0 duplicate id)" in printed
+    assert "*.xml not regular files, not read: 1;" in printed
+    built = FrameIndex.load(out)
+    assert built.skipped == ("zz.xml: not a regular file (a FIFO); not read",)
+    assert built.counts["files_not_regular"] == 1 and len(built) == 21
+    # a FIFO named among the files to read is refused, not waited on
+    with pytest.raises(DataFormatError, match=rf"^{frames / 'zz.xml'}: expected a regular file, found a FIFO$"):
+        _not_blocked(lambda: FrameIndex.from_frame_files([frames / "bark.xml", frames / "zz.xml"], SOURCE),
+                     frames / "zz.xml")

@@ -1,14 +1,18 @@
 """The EWT-style tokeniser and sentence splitter: hand-checked conventions, offsets, the Python and
-in-graph executors agreeing on real EWT text and on random strings, a SavedModel that tokenises in a
-process that never imports tensorflow_text (or this project), and agreement with UD EWT test gold."""
+in-graph executors agreeing on real EWT text and on random strings, time linear in the length of
+punctuation chains, a SavedModel that tokenises in a process that never imports tensorflow_text (or this
+project), and agreement with UD EWT test gold."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
+import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -113,6 +117,66 @@ def test_python_and_tensorflow_agree_on_random_strings():
     rng = random.Random(7)
     texts = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
     assert _tf_tokens(texts) == [[tuple(t) for t in tokenize(text)] for text in texts]
+
+
+#: Chains that an unbounded lexer alternative would rescan from every token start before failing: e-mail
+#: local parts without "@" (hyphens, percent and plus signs, periods), dotted names without a known ending.
+CHAINS = ["a-", "a%", "a+", "-a", "e-", "é-", "1a-", "a.-", "ab.", "1a.", "a.1", "1.a", "a.a1", "aé.", "a.b-",
+          "a%b."]
+
+
+def _chain(unit: str, n: int) -> str:
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+def _time_ratio(unit: str, n: int, limit: float) -> float:
+    """Least processor time to tokenise a chain of ``8 n`` characters over the least for ``n`` characters.
+
+    Processor time of this thread, not wall time, so that other processes on a busy machine do not count;
+    the two lengths alternate, each length's least time over the rounds is kept (a round that paid for
+    page faults or a collection counts for nothing), and the runs stop once the ratio is below ``limit``
+    after three rounds, or after eight."""
+    texts, best = [_chain(unit, n), _chain(unit, 8 * n)], [math.inf, math.inf]
+    for attempt in range(8):
+        for i, text in enumerate(texts):
+            started = time.thread_time()
+            tokenize(text)
+            best[i] = min(best[i], time.thread_time() - started)
+        ratio = best[1] / best[0]
+        if attempt >= 2 and ratio < limit:
+            break
+    return ratio
+
+
+@pytest.mark.parametrize("unit", CHAINS)
+def test_time_is_linear_in_chain_length(unit):
+    """8 times the characters take about 8 times as long (a lexer that rescans the chain from every
+    token start takes 30-60 times as long at these lengths)."""
+    assert _time_ratio(unit, 2000, 16) < 16
+
+
+def test_bounds_of_email_and_name_alternatives():
+    """An e-mail local part has at most 64 characters (RFC 5321) and a name at most 16 labels before its
+    top-level domain or extension; longer ones are split like other text."""
+    local = "a." * 31 + "bc"
+    assert words(f"{local}@x.com") == [f"{local}@x.com"]
+    assert f"{local}d@x.com" not in words(f"{local}d@x.com")
+    name = ".".join(["ab"] * 16) + ".com"
+    assert words(f"see {name}, ok") == ["see", name, ",", "ok"]
+    assert words(f"see ab.{name}, ok") == ["see", "ab", ".", name, ",", "ok"]
+
+
+def test_python_and_tensorflow_agree_on_long_chains():
+    texts = [_chain(unit, 1500) for unit in CHAINS]
+    texts += [_chain(unit, 300) + tail for unit in CHAINS for tail in ("@x.com", ".com", ".doc ok", "@")]
+    texts += [_chain("a-", n) + "@x.org" for n in (63, 64, 65)] + [".".join(["ab"] * k) + ".com" for k in (16, 17)]
+    assert _tf_tokens(texts) == [[tuple(t) for t in tokenize(text)] for text in texts]
+
+
+def test_words_alternation_tries_longer_words_first():
+    pattern = re.compile(tokenizer._words("co com comp x", ci=True))
+    assert [pattern.match(text).group() for text in ("COMPany", "come", "cot", "x")] == ["COMP", "com", "co", "x"]
+    assert pattern.match("c") is None
 
 
 def test_tokenize_tf_in_a_traced_function():

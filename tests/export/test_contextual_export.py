@@ -19,6 +19,7 @@ from export.saved_model import export_model
 from lisa_tf.config import load_config
 from lisa_tf.labelling.batches import predict_sentences
 from lisa_tf.models import build_model
+from lisa_tf.models.contextual import encoders_in
 from tests.conftest import ROOT
 from tests.models.conftest import EWT, tiny_overrides
 from tests.models.test_lisa import TINY_LISA
@@ -48,10 +49,15 @@ def test_export_runs_the_encoder_in_graph_and_equals_in_process_prediction(tmp_p
         n = len(sentence)
         assert [t.decode() for t in out["pos"][b, :n]] == predicted.pos
         assert sorted(int(p) for p in out["predicate_positions"][b] if p >= 0) == sorted(p.position for p in predicted.predicates)
-    # The servers' loader, in a process that has not imported tensorflow_text (nor keras-hub) before.
+    # The servers' loader, in a process that has not imported tensorflow_text (nor keras-hub) before; it
+    # counts a request's word pieces as the model's encoder makes them (assets/word_pieces.json).
+    [encoder] = encoders_in(model)
+    words = [list(s.words) for s in sentences]
     fresh = ("import sys; from export.model_versions import load_version; "
-             f"assert 'tensorflow_text' not in sys.modules; print(sorted(load_version(1, {str(export)!r}).signatures))")
+             f"assert 'tensorflow_text' not in sys.modules; loaded = load_version(1, {str(export)!r}); "
+             f"print(sorted(loaded.signatures)); print(loaded.word_pieces.sentence_lengths({words!r}))")
     done = subprocess.run([sys.executable, "-c", fresh], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "serving_default" in done.stdout
+    assert done.stdout.splitlines()[-1] == str(encoder.piece_lengths(words))

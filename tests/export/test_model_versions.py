@@ -11,9 +11,11 @@ which version ran).
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import time
+import weakref
 
 import pytest
 
@@ -217,3 +219,67 @@ def test_versions_that_are_no_int64_are_a_400_and_the_largest_is_served_over_grp
     finally:
         grpc_server.stop()
         server.stop()
+
+
+@pytest.fixture
+def no_automatic_collection():
+    """Python's cyclic collector held off during the test, so whatever a poll frees it frees itself."""
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()
+
+
+@pytest.fixture
+def replayed_graphs(monkeypatch) -> dict:
+    """``{version directory name: weak references to its signatures' functions and graphs}``, taken as
+    each version's warm-up is about to run."""
+    from export import model_versions
+
+    graphs: dict = {}
+    replay = model_versions.replay_warmup_requests
+
+    def watched(version_dir, signatures, limits):
+        graphs[version_dir.name] = [weakref.ref(held) for signature in signatures.values()
+                                    for held in (signature.function, signature.function.graph)]
+        return replay(version_dir, signatures, limits)
+
+    monkeypatch.setattr(model_versions, "replay_warmup_requests", watched)
+    return graphs
+
+
+def _fail_warmup(version_dir) -> None:
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
+
+    from export.warmup import WARMUP_FILE
+
+    request = predict_pb2.PredictRequest()
+    request.model_spec.signature_name = "not_a_signature"
+    request.inputs["tokens"].CopyFrom(tf.make_tensor_proto(np.array([["a"]], dtype=object)))
+    (version_dir / WARMUP_FILE).parent.mkdir()
+    with tf.io.TFRecordWriter(str(version_dir / WARMUP_FILE)) as writer:
+        writer.write(prediction_log_pb2.PredictionLog(
+            predict_log=prediction_log_pb2.PredictLog(request=request)).SerializeToString())
+
+
+def test_a_version_that_fails_its_warm_up_leaves_none_of_its_graphs_alive(tiny_model_base, tmp_path,
+                                                                          no_automatic_collection, replayed_graphs):
+    """Each of 40 versions failing their warm-up one after another grew the server by ~10 MB: their
+    graphs stayed alive until Python's cyclic collector made a full pass, which it seldom does."""
+    from export.model_versions import VersionManager
+
+    base = tmp_path / rest_cases.MODEL
+    base.mkdir()
+    _install(tiny_model_base / "1", base, 1)
+    warnings: list = []
+    manager = VersionManager(base, num_versions=1, poll_seconds=0, warn=warnings.append).start()
+    for version in (2, 3):
+        shutil.copytree(tiny_model_base / "2", base / str(version))
+        _fail_warmup(base / str(version))
+        manager.poll()
+    assert list(manager.available()) == [1] and len(warnings) == 2
+    assert len(replayed_graphs["2"]) == len(replayed_graphs["3"]) == 6  # 3 signatures: function and graph
+    assert [ref() for ref in replayed_graphs["2"] + replayed_graphs["3"]] == [None] * 12
+    assert all(ref() is not None for ref in replayed_graphs["1"])  # the version being served

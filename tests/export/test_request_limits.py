@@ -144,7 +144,7 @@ def test_the_shipped_models_limits_refuse_a_request_of_predicates_only():
     from export.serving_codec import InputSpec, Signature
 
     limits = RequestLimits().resolve(TrainingSizes(2500, 159))
-    assert limits == RequestLimits(159, 2500, 256, 2500 * DEFAULT_TOKEN_PAIRS_WIDTH, MAX_WORD_CHARACTERS)
+    assert limits == RequestLimits(159, 2500, 256, 2500 * DEFAULT_TOKEN_PAIRS_WIDTH, MAX_WORD_CHARACTERS, 3 * 2500)
     signature = Signature("serving_default", {"tokens": InputSpec("tokens", "DT_STRING", (None, None))}, [], "", None)
     said = np.full((15, 159), b"said", dtype=object)
     with pytest.raises(LimitExceeded, match="--max_token_pairs_per_request"):
@@ -191,8 +191,8 @@ def test_oversize_requests_benchmark_runs_on_the_tiny_model(tiny_model_base, tmp
     out = tmp_path / "oversize.json"
     done = subprocess.run(
         [sys.executable, "benchmarks/oversize_requests.py", str(tiny_model_base), "--instances", "20000",
-         "--declared", "100", "--predicates", "5x300", "--long_tokens", "1x20:2000", "--inside_long_tokens", "2x8:100",
-         "--out", str(out)],
+         "--declared", "100", "--predicates", "5x300", "--long_tokens", "1x20:2000", "--window_tokens", "2x8:100",
+         "--inside_long_tokens", "2x8:10", "--out", str(out)],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {row["request"]: row for row in json.loads(out.read_text())["rows"]}
@@ -200,7 +200,7 @@ def test_oversize_requests_benchmark_runs_on_the_tiny_model(tiny_model_base, tmp
         "rest_instances": 400, "grpc_declared_shape": "INVALID_ARGUMENT", "grpc_huge_shape": "INVALID_ARGUMENT",
         "grpc_declared_strings": "RESOURCE_EXHAUSTED", "grpc_bad_dtype": "INVALID_ARGUMENT",
         "rest_all_predicates": 400, "rest_ordinary": 200, "rest_long_tokens": 400,
-        "grpc_long_tokens": "RESOURCE_EXHAUSTED", "rest_long_tokens_inside": 200}
+        "grpc_long_tokens": "RESOURCE_EXHAUSTED", "rest_long_window_tokens": 200, "rest_long_tokens_inside": 200}
     assert all("--max_characters_per_token" in rows[name]["answer"] for name in ("rest_long_tokens", "grpc_long_tokens"))
     assert all(rows[name]["good_status"] == 200 for name in rows if "_long_tokens" in name)
     assert "JSON values in the request body" in rows["rest_instances"]["answer"]
@@ -238,3 +238,25 @@ def test_the_character_limit_counts_characters_of_every_token_input():
                                             r"141 is over the limit of 140 \(--max_characters_per_token\)$"):
         check_request({"tokens": refused, "parse_heads": heads}, signature, limits)
     assert RequestLimits(max_characters_per_token=1000).resolve(TrainingSizes(2500, 159, 140)).max_characters_per_token == 1000
+
+
+def test_word_pieces_are_counted_with_the_encoders_own_pieces_before_the_model_runs():
+    """52 sentences of 48 tokens of ``"x." * 70`` pass every token and character limit of the shipped
+    ``srl`` but are 52 full 512-piece windows of its encoder; 52 x 48 ordinary words are ~60 pieces each."""
+    from data_pipeline.word_pieces import WordPieceCounter
+    from export.request_limits import WORD_PIECES_PER_TOKEN
+    from export.serving_codec import InputSpec, Signature
+    from lisa_tf.models.contextual import _lowercases, _read_vocabulary, preset_directory
+
+    preset = preset_directory("minilm")
+    counter = WordPieceCounter(_read_vocabulary(preset), _lowercases(preset))
+    limits = RequestLimits().resolve(TrainingSizes(2500, 159, 140), counter)
+    assert limits.max_word_pieces_per_request == WORD_PIECES_PER_TOKEN * 2500 == 7500
+    signature = Signature("serving_default", {"tokens": InputSpec("tokens", "DT_STRING", (None, None))}, [], "", None)
+    with pytest.raises(LimitExceeded) as refused:
+        check_request({"tokens": np.full((52, 48), ("x." * 70).encode(), dtype=object)}, signature, limits)
+    assert str(refused.value) == ("word pieces per request ('tokens': 52 sentences x 512 pieces, the contextual "
+                                  "encoder's input): 26624 is over the limit of 7500 (--max_word_pieces_per_request)")
+    words = np.array([(["The", "government", "announced", "unprecedented", "measures"] * 10)[:48]] * 52, dtype=object)
+    check_request({"tokens": np.vectorize(str.encode, otypes=[object])(words)}, signature, limits)
+    assert RequestLimits().resolve(TrainingSizes(2500, 159, 140)).word_pieces is None  # no encoder: nothing counted

@@ -164,7 +164,7 @@ def test_oversize_requests_benchmark_sends_text_bodies(lisa_export, tmp_path):
     done = subprocess.run(
         [sys.executable, "benchmarks/oversize_requests.py", str(base), "--instances", "2000", "--declared", "100",
          "--text_bytes", "200000", "--inside_bytes", "60000", "--inside_tokens", "20x20",
-         "--long_tokens", "1x4:2000", "--inside_long_tokens", "1x4:8",
+         "--long_tokens", "1x4:2000", "--window_tokens", "1x4:8", "--inside_long_tokens", "1x4:8",
          "--out", str(out)],
         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

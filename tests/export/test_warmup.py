@@ -14,7 +14,7 @@ from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from data_pipeline.errors import DataFormatError
 from export.model_versions import load_version
-from export.warmup import WARMUP_FILE, write_warmup_requests
+from export.warmup import MAX_RECORDS, WARMUP_FILE, write_warmup_requests
 
 
 def _records(version_dir) -> list:
@@ -97,6 +97,37 @@ def test_a_file_that_is_not_prediction_logs_fails_the_load(tiny_version):
     (tiny_version / WARMUP_FILE).parent.mkdir()
     (tiny_version / WARMUP_FILE).write_bytes(b"not a TFRecord file at all")
     with pytest.raises(DataFormatError, match="expected a TFRecord file of PredictionLog protos"):
+        load_version(1, tiny_version)
+
+
+def _empty_record(tmp_path) -> bytes:
+    """One empty record in TFRecord framing, as TensorFlow writes it: its length (0), the length's
+    checksum, no data, the data's checksum (16 bytes)."""
+    path = tmp_path / "one_empty_record"
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        writer.write(b"")
+    return path.read_bytes()
+
+
+def test_a_file_of_millions_of_records_is_refused_without_reading_past_one_over_the_limit(tiny_version):
+    """2,000,000 empty records (32 MB) took 88 s of the thread that loads versions before they were
+    counted. Record 1,002 carries a wrong checksum: a reader that went past record 1,001 fails on it
+    instead of refusing the count."""
+    record = _empty_record(tiny_version.parent)
+    broken = record[:-4] + bytes(byte ^ 0xFF for byte in record[-4:])
+    (tiny_version / WARMUP_FILE).parent.mkdir()
+    (tiny_version / WARMUP_FILE).write_bytes(
+        record * (MAX_RECORDS + 1) + broken + record * (2_000_000 - MAX_RECORDS - 2))
+    with pytest.raises(DataFormatError) as failed:
+        load_version(1, tiny_version)
+    assert str(failed.value) == (f"{tiny_version / WARMUP_FILE}: expected at most 1000 warm-up records, "
+                                 "found more than 1000")
+
+
+def test_a_file_of_as_many_records_as_allowed_is_read(tiny_version):
+    (tiny_version / WARMUP_FILE).parent.mkdir()
+    (tiny_version / WARMUP_FILE).write_bytes(_empty_record(tiny_version.parent) * MAX_RECORDS)
+    with pytest.raises(DataFormatError, match="warm-up record 1: expected a predict_log, found None"):
         load_version(1, tiny_version)
 
 

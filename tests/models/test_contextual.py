@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from data_pipeline.errors import DataFormatError
 from data_pipeline.input_limits import MAX_WORD_CHARACTERS
 from data_pipeline.readers.conll12 import read_conll12
 from lisa_tf.models import contextual
@@ -109,6 +110,23 @@ def test_real_words_are_never_cut(encoder):
     whole = tf.function(encoder.tokenizer.tokenize, autograph=False)(tf.constant([url]))[0]  # no cut
     np.testing.assert_array_equal(np.asarray(encoder._tokenize(tf.constant([url]))[0]), np.asarray(whole))
     assert len(whole) > 100
+
+
+def test_the_word_piece_counter_counts_what_the_encoder_makes(encoder, sentences, tmp_path):
+    """The server counts a request's pieces without the encoder (data_pipeline/word_pieces.py), from the
+    settings the export writes: the same lengths as the encoder's own input, long words cut alike."""
+    from data_pipeline.word_pieces import WordPieceCounter
+
+    path = tmp_path / "word_pieces.json"
+    WordPieceCounter.write(encoder.word_piece_settings(), path)
+    counter = WordPieceCounter.read(path)
+    batch = list(sentences) + [["He", "x." * 25_000, "said", "."], ["Café", "\u200b", "naïve"], ["x." * 70] * 48]
+    _, padding_mask, _ = encoder.word_pieces(padded(batch), tf.not_equal(padded(batch), ""))
+    assert counter.sentence_lengths(batch) == np.asarray(padding_mask).sum(axis=1).tolist()
+    assert counter.sentence_lengths(batch)[-1] == 512 and encoder.piece_lengths(batch) == counter.sentence_lengths(batch)
+    path.write_text('{"vocabulary": ["a"], "lowercase": true}', encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"word_pieces.json: expected a JSON object of vocabulary"):
+        WordPieceCounter.read(path)
 
 
 def test_config_round_trip(encoder):
