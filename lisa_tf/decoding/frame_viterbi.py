@@ -19,7 +19,10 @@ This module decodes the best BIO sequence under those constraints, exactly:
   development data (45,392 predicates, 1,481 ``R-`` core arguments, 658 ``C-`` ones) no ``R-ARGk`` or
   ``C-ARGk`` comes before its ``ARGk``, and no predicate repeats a core role.
 
-Modifier roles (``ARGM-*``, ``C-ARGM-*``, ``R-ARGM-*``) are not constrained.
+Modifier roles (``ARGM-*``, ``C-ARGM-*``, ``R-ARGM-*``) are not constrained. Given each row's predicate
+token, the search also tags it ``B-V``, so that no argument span contains it
+(:func:`~lisa_tf.decoding.viterbi.pin_predicates`); like the roleset mask, that is a unary mask, applied to
+the scores every search below reads, and the result stays exact under all the constraints together.
 
 Algorithm. The constraints are a language over tag sequences recognised by the automaton whose state is
 the set of core roles seen so far, so the search runs over (set, tag) pairs: with ``K`` core roles in the
@@ -51,7 +54,7 @@ from typing import Sequence
 import numpy as np
 import tensorflow as tf
 
-from lisa_tf.decoding.viterbi import FORBIDDEN, viterbi_decode
+from lisa_tf.decoding.viterbi import FORBIDDEN, pin_predicates, viterbi_decode
 
 #: the core role numbers, in bit order
 CORE_ROLES = ("0", "1", "2", "3", "4", "5", "A")
@@ -163,7 +166,7 @@ def _set_viterbi(potentials, lengths, transitions, start, tags: CoreRoleTags, tr
 # conversion of the nested step functions failed (TypeError on the scan step's arguments); nothing here needs it.
 @tf.autograph.experimental.do_not_convert
 def frame_viterbi_decode(log_potentials, lengths, tags: CoreRoleTags, transitions=None, start_transitions=None,
-                         allowed_core=None):
+                         allowed_core=None, predicates=None, predicate_tag: int | None = None):
     """Best tag sequence of each row under the frame constraints of the module docstring.
 
     Args:
@@ -173,10 +176,14 @@ def frame_viterbi_decode(log_potentials, lengths, tags: CoreRoleTags, transition
         transitions, start_transitions: as for :func:`~lisa_tf.decoding.viterbi.viterbi_decode`.
         allowed_core: optional ``[N, K]`` bool, the core roles of each row's roleset (``tags.roles``
             order); ``None``: every core role allowed.
+        predicates: optional ``[N]`` int, each row's predicate token (``-1``: none), tagged ``predicate_tag``
+            (:func:`~lisa_tf.decoding.viterbi.pin_predicates`); ``None``: no token is pinned.
+        predicate_tag: the predicate's tag id (:func:`~lisa_tf.decoding.viterbi.predicate_tag_id`); needed
+            with ``predicates``.
 
     Returns:
-        ``[N, T]`` int32 tag ids (0 on padding), the best path that keeps every constraint (the ``O`` path
-        always does, so there is one).
+        ``[N, T]`` int32 tag ids (0 on padding), the best path that keeps every constraint (the ``O`` path,
+        with ``B-V`` at the predicate, always does, so there is one).
 
     Example:
     ```python
@@ -194,6 +201,11 @@ def frame_viterbi_decode(log_potentials, lengths, tags: CoreRoleTags, transition
     start = tf.zeros([num_labels]) if start_transitions is None else tf.cast(tf.convert_to_tensor(start_transitions), tf.float32)
     if allowed_core is not None and tags.roles:
         potentials += tags.role_penalty(allowed_core)[:, None, :]
+    if predicates is not None:
+        if predicate_tag is None:
+            raise ValueError("frame_viterbi_decode: predicates needs predicate_tag, the id of the predicate's tag "
+                             "(B-V)")
+        potentials = pin_predicates(potentials, predicates, predicate_tag)
     paths, _ = viterbi_decode(potentials, lengths, transitions, start)
     if not tags.roles:
         return paths

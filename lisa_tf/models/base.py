@@ -31,7 +31,7 @@ from data_pipeline.vocab import OOV_ID, Vocabularies, Vocabulary
 from lisa_tf.config import ConfigError, ModelConfig
 from lisa_tf.decoding.frame_viterbi import CoreRoleTags, frame_viterbi_decode
 from lisa_tf.decoding.sense_choice import SenseChoice
-from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask, viterbi_decode
+from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask, predicate_tag_id, viterbi_decode
 from lisa_tf.models.backbone import backbone_from_config
 from lisa_tf.models.contextual import encoders_in, saved_encoder
 from lisa_tf.models.losses import masked_cross_entropy
@@ -98,6 +98,9 @@ class SrlModel(keras.Model):
         object.__setattr__(self, "sense_lexicon", lexicon)
         self.sense_choice = SenseChoice(**self.sense_lexicon, name="sense_choice") if self.sense_lexicon else None
         self.core_role_tags = CoreRoleTags(self.srl_labels)
+        # The id of the predicate's own tag (B-V), which Viterbi decoding gives each predicate's token; None in
+        # a label set without it, which then decodes without that pin.
+        self.predicate_tag = predicate_tag_id(self.srl_labels)
         self.decode_mode = self.config.decode
         self.layout = self.model_layout(self.config)
         self.preprocessor = SrlPreprocessor(self.words, layout=self.layout, name="preprocessor")
@@ -183,7 +186,8 @@ class SrlModel(keras.Model):
             scores["sense_probs"] = tf.nn.softmax(outputs["sense_logits"], axis=-1)
         return scores
 
-    def decode_frames(self, probabilities, lengths, words, sense_probs=None, constraints: bool = True) -> dict:
+    def decode_frames(self, probabilities, lengths, words, sense_probs=None, constraints: bool = True,
+                      positions=None) -> dict:
         """Each predicate's tags and roleset, decoded together, in-graph.
 
         Args:
@@ -196,6 +200,8 @@ class SrlModel(keras.Model):
                 ``C-``/``R-`` after their role, only the chosen roleset's core roles); with ``False`` the
                 plain constrained-BIO Viterbi. Models configured with ``model.decode = "argmax"`` decode by
                 argmax either way.
+            positions: ``[N]`` int, each predicate's token, which Viterbi decoding tags ``B-V`` so that
+                none of its arguments contains it (:meth:`decode_tags`); None: not pinned.
 
         Returns:
             ``srl_tags`` ``[N, T]``; with a sense head ``senses`` ``[N]`` string (the roleset: the head's
@@ -214,14 +220,16 @@ class SrlModel(keras.Model):
                 best = tf.argmax(sense_probs, axis=-1, output_type=tf.int32)
                 out["senses"] = tf.gather(tf.constant(self.sense_labels), best)
                 out["sense_sources"] = tf.ones_like(best)
-        out["srl_tags"] = self.decode_tags(probabilities, lengths, allowed if constraints else None, constraints)
+        out["srl_tags"] = self.decode_tags(probabilities, lengths, allowed if constraints else None, constraints,
+                                           positions)
         return out
     def decode_predicate_rows(self, scores: dict, features, constraints: bool = True) -> dict:
         """:meth:`decode_frames` for the predicate layout: one example per predicate, at
         ``features["predicate_position"]``."""
-        words = tf.gather(features["tokens"], tf.cast(features["predicate_position"], tf.int32), batch_dims=1)
+        positions = tf.cast(features["predicate_position"], tf.int32)
+        words = tf.gather(features["tokens"], positions, batch_dims=1)
         return self.decode_frames(scores["srl_probs"], tf.cast(features["length"], tf.int32), words,
-                                  scores.get("sense_probs"), constraints)
+                                  scores.get("sense_probs"), constraints, positions)
 
     @classmethod
     def model_layout(cls, config: ModelConfig) -> str:
@@ -355,19 +363,24 @@ class SrlModel(keras.Model):
         return None
 
     # ------------------------------------------------------------------------------ decoding
-    def decode_tags(self, probabilities, lengths, allowed_core=None, constraints: bool = False):
+    def decode_tags(self, probabilities, lengths, allowed_core=None, constraints: bool = False, positions=None):
         """Tag ids [..., T] from probabilities [..., T, L]: argmax, constrained-BIO Viterbi, or with
         ``constraints`` the frame-constrained Viterbi (:meth:`decode_frames`; ``allowed_core`` [N, K] the
-        core roles of each row's roleset, rows flattened)."""
+        core roles of each row's roleset, rows flattened). ``positions`` [...]: each row's predicate token,
+        which both Viterbi searches tag ``B-V``, so that no argument span contains its own predicate
+        (:func:`~lisa_tf.decoding.viterbi.pin_predicates`); argmax decodes each token alone, as DeepAtt does."""
         probabilities = tf.cast(probabilities, tf.float32)
         if self.decode_mode == "argmax":
             return tf.argmax(probabilities, axis=-1, output_type=tf.int32)
         shape = tf.shape(probabilities)
         flat = tf.reshape(probabilities, tf.concat([[-1], shape[-2:]], 0))
         flat_lengths = tf.reshape(lengths, [-1])
+        pinned = dict(predicates=tf.reshape(tf.cast(positions, tf.int32), [-1]), predicate_tag=self.predicate_tag) \
+            if positions is not None and self.predicate_tag is not None else {}
         if constraints:
             paths = frame_viterbi_decode(tf.math.log(flat + 1e-12), flat_lengths, self.core_role_tags, self.transitions,
-                                         self.start_transitions, allowed_core)
+                                         self.start_transitions, allowed_core, **pinned)
         else:
-            paths, _ = viterbi_decode(tf.math.log(flat + 1e-12), flat_lengths, self.transitions, self.start_transitions)
+            paths, _ = viterbi_decode(tf.math.log(flat + 1e-12), flat_lengths, self.transitions, self.start_transitions,
+                                      **pinned)
         return tf.reshape(paths, shape[:-1])

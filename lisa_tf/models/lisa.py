@@ -305,7 +305,7 @@ class Lisa(SrlModel):
         rows = tf.gather_nd(scores["srl_probs"], where)  # [N, T, roles]
         sense_rows = tf.gather_nd(scores["sense_probs"], where) if "sense_probs" in scores else None
         frames = self.decode_frames(rows, tf.gather(lengths, where[:, 0]), tf.gather_nd(features["tokens"], where),
-                                    sense_rows, constraints)
+                                    sense_rows, constraints, tf.cast(where[:, 1], tf.int32))
         shape = tf.shape(scores["srl_probs"], out_type=tf.int64)[:3]
         out = {
             "predicate_flags": tf.cast(flags, tf.int32),

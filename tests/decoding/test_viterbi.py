@@ -11,11 +11,15 @@ import pytest
 import tensorflow as tf
 
 from data_pipeline.readers.conll12 import read_conll12
+from data_pipeline.spans import bio_to_spans
 from data_pipeline.vocab import predicate_bio_tags
 from lisa_tf.decoding.viterbi import (
     FORBIDDEN,
+    PREDICATE_TAG,
     bio_start_mask,
     bio_transition_mask,
+    pin_predicates,
+    predicate_tag_id,
     start_log_probs,
     transition_log_probs,
     viterbi_decode,
@@ -41,10 +45,20 @@ def path_score(path, unary, transitions, start):
     )
 
 
-def brute_force(unary, length, transitions, start):
-    """Best path by enumerating all L^length sequences."""
-    best = max(itertools.product(range(unary.shape[1]), repeat=length), key=lambda p: path_score(p, unary, transitions, start))
+def brute_force(unary, length, transitions, start, pinned=None):
+    """Best path by enumerating all L^length sequences (with ``pinned = (position, tag)``, those with that tag
+    there)."""
+    paths = itertools.product(range(unary.shape[1]), repeat=length)
+    if pinned is not None and 0 <= pinned[0] < length:
+        paths = (p for p in paths if p[pinned[0]] == pinned[1])
+    best = max(paths, key=lambda p: path_score(p, unary, transitions, start))
     return list(best), path_score(best, unary, transitions, start)
+
+
+def argument_over(tags, position):
+    """The argument spans (not the predicate's own ``V``/``C-V``) that contain ``position``."""
+    return [span for span in bio_to_spans(tags)
+            if span.label not in ("V", "C-V") and span.start <= position <= span.end]
 
 
 def test_masks_encode_bio():
@@ -81,6 +95,77 @@ def test_matches_brute_force(seed):
                 assert is_valid_bio([LABELS[y] for y in best])
 
 
+WITH_V = ["O", "B-A0", "I-A0", "B-A1", "I-A1", "B-V", "I-V"]
+
+
+def test_the_predicates_tag_and_what_may_follow_it():
+    """The predicate's token is tagged B-V in gold data, and no argument's I- tag may follow B-V, so an argument
+    cannot continue across a token pinned to B-V."""
+    assert predicate_tag_id(WITH_V) == 5 and predicate_tag_id(LABELS) is None
+    sentences = read_conll12(DATA / "propbank-ewt" / "test.gold_conll.gz")
+    assert all(predicate_bio_tags(p, len(s))[0][p.position] == PREDICATE_TAG for s in sentences for p in s.predicates)
+    mask = bio_transition_mask(WITH_V)
+    assert mask[5, 2] == FORBIDDEN and mask[5, 4] == FORBIDDEN and mask[6, 4] == FORBIDDEN and mask[5, 6] == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pinned_predicate_is_exact_against_brute_force(seed):
+    """Each row's best path among those tagging its predicate B-V; rows pinned at -1 or past their end decode
+    unpinned. Scores favour long A1 spans, so the unpinned search crosses the predicate in most rows."""
+    rng = np.random.default_rng(20 + seed)
+    lengths = np.array([5, 5, 4, 5, 3, 5, 0])
+    predicates = np.array([2, 1, 3, -1, 4, 0, 0])
+    unary = np.log(rng.dirichlet(np.full(len(WITH_V), 0.5), size=(7, 5))).astype("float32")
+    unary[:, 0, 3] += 2.0
+    unary[:, 1:, 4] += 2.0
+    transitions = (rng.normal(0, 0.3, size=(7, 7)) + bio_transition_mask(WITH_V)).astype("float32")
+    start = (rng.normal(0, 0.3, size=7) + bio_start_mask(WITH_V)).astype("float32")
+    paths, scores = viterbi_decode(unary, lengths, transitions, start, predicates=predicates, predicate_tag=5)
+    plain, _ = viterbi_decode(unary, lengths, transitions, start)
+    paths, scores, plain = paths.numpy(), scores.numpy(), plain.numpy()
+    crossed = 0
+    for row, (length, position) in enumerate(zip(lengths, predicates)):
+        if length == 0:
+            continue
+        best, best_score = brute_force(unary[row], length, transitions, start, (position, 5))
+        assert list(paths[row, :length]) == best
+        np.testing.assert_allclose(scores[row], best_score, rtol=1e-6)
+        tags = [WITH_V[y] for y in paths[row, :length]]
+        assert is_valid_bio(tags)
+        if 0 <= position < length:
+            assert tags[position] == "B-V" and argument_over(tags, position) == []
+            crossed += bool(argument_over([WITH_V[y] for y in plain[row, :length]], position))
+        else:
+            assert list(paths[row]) == list(plain[row])
+    assert crossed >= 2, "the scores should make the unpinned search cross the predicate"
+
+
+def test_pinned_decoding_never_covers_the_predicate_on_random_scores():
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(1, 16, size=128)
+    predicates = rng.integers(0, lengths)
+    unary = np.log(rng.dirichlet([1, 1, 6, 1, 6, 1, 1], size=(128, 15))).astype("float32")  # I- tags everywhere
+    transitions, start = bio_transition_mask(WITH_V), bio_start_mask(WITH_V)
+    paths, scores = viterbi_decode(unary, lengths, transitions, start, predicates=predicates, predicate_tag=5)
+    plain, _ = viterbi_decode(unary, lengths, transitions, start)
+    assert np.all(scores.numpy() > FORBIDDEN / 2)
+    crossed = 0
+    for row, (length, position) in enumerate(zip(lengths, predicates)):
+        tags = [WITH_V[y] for y in paths.numpy()[row, :length]]
+        assert tags[position] == "B-V" and argument_over(tags, position) == [] and is_valid_bio(tags)
+        crossed += bool(argument_over([WITH_V[y] for y in plain.numpy()[row, :length]], position))
+    assert crossed > 20
+
+
+def test_pin_predicates_forbids_every_other_tag_at_the_predicate_only():
+    unary = np.zeros((2, 3, 4), np.float32)
+    pinned = pin_predicates(unary, [1, -1], 2).numpy()
+    np.testing.assert_array_equal(pinned[0, 1], [FORBIDDEN, FORBIDDEN, 0, FORBIDDEN])
+    assert not pinned[0, [0, 2]].any() and not pinned[1].any()
+    with pytest.raises(ValueError, match="predicate_tag"):
+        viterbi_decode(unary, [3, 3], predicates=[1, 1])
+
+
 def test_unconstrained_equals_argmax_and_pad_value():
     unary = np.random.default_rng(5).normal(size=(2, 4, 5)).astype("float32")
     paths, _ = viterbi_decode(unary, [4, 2], pad_value=-1)
@@ -110,6 +195,12 @@ def test_runs_in_tf_function_with_unknown_shapes_and_in_saved_model(tmp_path):
         def __call__(self, potentials, lengths):
             return viterbi_decode(potentials, lengths, self.transitions, self.start)
 
+        @tf.function(input_signature=[tf.TensorSpec([None, None, None], tf.float32), tf.TensorSpec([None], tf.int32),
+                                      tf.TensorSpec([None], tf.int32)])
+        def pinned(self, potentials, lengths, predicates):
+            return viterbi_decode(potentials, lengths, self.transitions, self.start, predicates=predicates,
+                                  predicate_tag=3)
+
     decoder = Decoder()
     rng = np.random.default_rng(2)
     cases = [
@@ -123,10 +214,18 @@ def test_runs_in_tf_function_with_unknown_shapes_and_in_saved_model(tmp_path):
         assert got_paths.shape == potentials.shape[:2]
         np.testing.assert_array_equal(got_paths.numpy(), paths.numpy())
         np.testing.assert_array_equal(got_scores.numpy(), scores.numpy())
+    predicates = [np.array([3, 1, -1], "int32"), np.array([0], "int32"), np.array([0, -1], "int32")]
+    pinned = [viterbi_decode(p, n, bio_transition_mask(LABELS), bio_start_mask(LABELS), predicates=k, predicate_tag=3)
+              for (p, n), k in zip(cases, predicates)]
+    assert pinned[0][0].numpy()[0, 3] == 3 and pinned[1][0].numpy()[0, 0] == 3
     tf.saved_model.save(decoder, str(tmp_path / "decoder"))
     loaded = tf.saved_model.load(str(tmp_path / "decoder"))
     for (potentials, lengths), (paths, scores) in zip(cases, expected):
         got_paths, got_scores = loaded(tf.constant(potentials), tf.constant(lengths))
+        np.testing.assert_array_equal(got_paths.numpy(), paths.numpy())
+        np.testing.assert_array_equal(got_scores.numpy(), scores.numpy())
+    for (potentials, lengths), positions, (paths, scores) in zip(cases, predicates, pinned):
+        got_paths, got_scores = loaded.pinned(tf.constant(potentials), tf.constant(lengths), tf.constant(positions))
         np.testing.assert_array_equal(got_paths.numpy(), paths.numpy())
         np.testing.assert_array_equal(got_scores.numpy(), scores.numpy())
 

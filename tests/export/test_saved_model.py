@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from data_pipeline.sentence import Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.splits import read_split
 from lisa_tf.labelling.batches import predict_sentences
@@ -89,6 +90,48 @@ def test_fresh_process_reproduces_in_process_predictions(deepatt_run, exported, 
         exported_spans = [x for x in bio_to_spans(tags[:n]) if x.label not in ("V", "C-V")]
         in_process = [x for x in predicted[s].predicates[k].arguments if x.label not in ("V", "C-V")]
         assert exported_spans == in_process, (s, k)
+
+
+def test_the_export_tags_each_predicate_b_v_as_the_model_does(deepatt_run, exported):
+    """Transitions that reward one ARGM-TMP over the whole sentence (+30 a step, more than any difference of two
+    tags' log-probabilities, which are floored at log 1e-12 ≈ -27.6) make the search without the predicate's
+    pin run that span across every predicate. The export, with the same transitions, and the in-process model
+    both tag each predicate B-V instead, so no argument contains it, and agree span for span."""
+    import tensorflow as tf
+
+    from data_pipeline.dataset import inference_batches
+    from lisa_tf.decoding.viterbi import bio_start_mask, bio_transition_mask
+
+    sentences, requests, owners = _requests(deepatt_run)
+    model = load_run(deepatt_run)
+    labels = model.srl_labels
+    tmp, inside = labels.index("B-ARGM-TMP"), labels.index("I-ARGM-TMP")
+    transitions, start = bio_transition_mask(labels), bio_start_mask(labels)
+    transitions[[tmp, inside], inside] += 30.0
+    start[tmp] += 30.0
+    model.set_transitions(transitions, start)
+    covering = lambda spans, position: [  # noqa: E731
+        x for x in spans if x.label not in ("V", "C-V") and x.start <= position <= x.end]
+    # the same scores decoded without the pin (no predicate positions given)
+    for batch in inference_batches(sentences, model.vocabularies(), model.layout):
+        features = model.preprocessor(batch)
+        unpinned = model.decode_tags(model.predict_scores(features)["srl_probs"], features["length"], constraints=True)
+        for row, n, position in zip(unpinned.numpy(), features["length"].numpy(), features["predicate_position"].numpy()):
+            assert covering(bio_to_spans([labels[i] for i in row[:n]]), position) == [Span(0, n - 1, "ARGM-TMP")]
+
+    loaded = tf.saved_model.load(str(exported))
+    weights = {v.name.split(":")[0].rsplit("/", 1)[-1]: v for v in loaded.variables}
+    weights["transitions"].assign(transitions)
+    weights["start_transitions"].assign(start)
+    tags = loaded.signatures["serving_default"](tokens=tf.constant(requests["tokens"]), predicate_index=tf.constant(
+        requests["predicate_index"], tf.int32))["srl_tags"].numpy().astype(str)
+    in_process = predict_sentences(model, sentences)
+    for (s, k), row in zip(owners, tags):
+        n, position = len(sentences[s]), sentences[s].predicates[k].position
+        assert row[position] == "B-V"
+        exported_spans = [x for x in bio_to_spans(row[:n]) if x.label not in ("V", "C-V")]
+        assert exported_spans == [x for x in in_process[s].predicates[k].arguments if x.label not in ("V", "C-V")]
+        assert covering(exported_spans, position) == []
 
 
 def test_rest_request_against_the_export(exported):
