@@ -308,13 +308,16 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
 
                 # A "predicted" result of DeepAtt/Selective saved before they identified predicates
                 # holds gold-predicate scores, one written by ``evaluate --out`` has no F1 by length,
-                # and one with another parse file injected is another condition: recomputed.
+                # one with another parse file injected is another condition, and one whose parsing
+                # scores lack UAS scored what the model does not predict (the data's own POS tags
+                # passed through): recomputed.
                 wanted = condition == "gold_predicates"
                 parse = f"parse {options['parse']}" if "parse" in options else None
 
                 def still_valid(value):
                     return (value.get("gold_predicates") == wanted and "f1_by_length" in value
-                            and (parse is None or value.get("condition") == parse))
+                            and (parse is None or value.get("condition") == parse)
+                            and "uas" in value.get("parsing", {"uas": None}))
 
                 entry["eval"][f"{split}.{condition}"] = _cached(target, compute, _trained(summary), still_valid)
         if base in ("sa", "lisa"):
@@ -398,7 +401,7 @@ def _dm_parses(dataset: Dataset, splits: dict, out: pathlib.Path, quick: bool, p
             seconds = time.perf_counter() - started
             conllu.parent.mkdir(parents=True, exist_ok=True)
             conllu.write_text("\n".join(conllu_lines(parsed)) + "\n")
-            return {**parse_scores(gold, parsed), "sentences": len(parsed), "seconds": round(seconds, 2),
+            return {**parse_scores(gold, parsed, model.dep_labels), "sentences": len(parsed), "seconds": round(seconds, 2),
                     "sentences_per_second": round(len(parsed) / seconds, 1)}
 
         entry["eval"][f"{split}.parse"] = _cached(out / "eval" / key / f"{split}.json", compute, _trained(summary),

@@ -206,9 +206,9 @@ def test_ensemble_of_loaded_models_of_different_kinds_is_refused(deepatt_run, li
 def test_evaluate_reports_gold_labels_the_run_never_saw(capsys, deepatt_run):
     import json
 
-    assert main(["evaluate", "--run", str(deepatt_run), "--data", EWT_DEV, "--limit", "20"]) == 0
+    assert main(["evaluate", "--run", str(deepatt_run), "--data", EWT_DEV, "--limit", "20", "--json"]) == 0
     captured = capsys.readouterr()
-    metrics, _ = json.JSONDecoder().raw_decode(captured.out)
+    metrics = json.loads(captured.out)
     # The run saw the first 20 EWT training sentences; the first 20 dev sentences hold these roles besides.
     assert metrics["unseen_labels"] == {"ARGM-DIR": 1, "ARGM-PRD": 1, "C-ARG1": 1}
     tags = (deepatt_run / "vocab" / "srl.txt").read_text().split()

@@ -76,9 +76,8 @@ def test_shipped_keras_file_gives_the_cards_check_f1(name, capsys):
     check = read_card(SHIPPED / name)["check"]
     decoding = [] if check.get("constraints", False) else ["--no-constraints"]  # as the card's check was decoded
     assert main(["evaluate", "--model", name, "--data", str(ROOT / check["data"]), "--limit", str(check["sentences"]),
-                 *decoding]) == 0
-    out = capsys.readouterr().out
-    metrics = json.loads(out[: out.index("\n}\n") + 2])
+                 *decoding, "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
     assert metrics["sentences"] == check["sentences"] and abs(metrics["srl"]["f1"] - check["f1"]) <= 0.5
     for pair in (check, check.get("without_constraints", {})):
         if "f1_float32" in pair:  # 16-bit storage costs at most 0.1 F1 on the slice
@@ -91,9 +90,9 @@ def test_shipped_parser_gives_the_cards_check_scores(name, capsys):
     from lisa_tf_cli.main import main
 
     check = read_card(SHIPPED / name)["check"]
-    assert main(["evaluate", "--model", name, "--data", str(ROOT / check["data"]), "--limit", str(check["sentences"])]) == 0
-    out = capsys.readouterr().out
-    parsing = json.loads(out[: out.index("\n}\n") + 2])["parsing"]
+    assert main(["evaluate", "--model", name, "--data", str(ROOT / check["data"]), "--limit", str(check["sentences"]),
+                 "--json"]) == 0
+    parsing = json.loads(capsys.readouterr().out)["parsing"]
     assert abs(parsing["uas"] - check["uas"]) <= 0.5 and abs(parsing["las"] - check["las"]) <= 0.5
     if "las_float32" in check:
         assert abs(check["las"] - check["las_float32"]) <= 0.1, check

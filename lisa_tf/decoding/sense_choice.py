@@ -99,6 +99,16 @@ def _index_forms(frame_index) -> dict[str, tuple[frozenset[str], str]]:
     return forms
 
 
+
+def fallback_index(roleset: str, rolesets: list, extra: dict) -> int:
+    """The index a lexicon gives ``roleset``, a fallback the sense head cannot predict (a form whose
+    rolesets the model never saw): its place in ``rolesets``, appended after the head's labels the
+    first time (``extra`` remembers where each went)."""
+    index = extra.setdefault(roleset, len(rolesets))
+    if index == len(rolesets):
+        rolesets.append(roleset)
+    return index
+
 def build_lexicon(frame_index, sense_labels: Sequence[str], training: Iterable[tuple[str, Optional[str]]],
                   index_forms: Optional[dict] = None) -> dict:
     """The config of a :class:`SenseChoice` (plain JSON data).
@@ -132,11 +142,7 @@ def build_lexicon(frame_index, sense_labels: Sequence[str], training: Iterable[t
             found = found | seen[form]
             first = min(found, key=_roleset_order)
         ids = sorted(known[r] for r in found if r in known)
-        fallback = -1
-        if not ids and found:
-            fallback = extra.setdefault(first, len(rolesets))
-            if fallback == len(rolesets):
-                rolesets.append(first)
+        fallback = fallback_index(first, rolesets, extra) if not ids and found else -1
         forms.append(form)
         candidates.append(ids)
         fallbacks.append(fallback)

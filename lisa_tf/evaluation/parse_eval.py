@@ -10,14 +10,15 @@
 
 Gold and predicted lists must hold the same number of sentences with the same lengths, and the gold form
 decides what is punctuation; otherwise :class:`~lisa_tf.evaluation.EvaluationInputError` names the
-sentence. All scores are percentages in [0, 100]; a score over zero items is 0.
+sentence. All scores are percentages in [0, 100]; a score over zero items is 0. LAS is ``None`` (not
+applicable) when the data's labels cannot score the predicted ones (:func:`scorable_labels`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import unicodedata
-from typing import Optional, Sequence
+from typing import Collection, Optional, Sequence
 
 from data_pipeline.sentence import Sentence
 
@@ -170,12 +171,29 @@ def predicate_detection(gold: Sequence[Sentence], predicted: Sequence[Sentence])
     return DetectionScores(correct, n_predicted, n_gold)
 
 
+def scorable_labels(gold: Sequence[Sentence], predicted: Sequence[Sentence],
+                    labels: Optional[Collection[str]] = None) -> bool:
+    """Whether LAS can score ``predicted`` against ``gold``: both sides have dependency labels and
+    the gold labels share at least one with ``labels``, the labels the predictions are drawn from (a
+    model's vocabulary; default: the labels ``predicted`` holds). Disjoint sets are two labelling
+    schemes (e.g. the labels converted from a ``.gold_conll`` file's constituency trees against a
+    model's UD labels), on which every arc would count as wrong whatever the model predicted."""
+    if not all(s.dep_labels is not None for s in gold) or not all(s.dep_labels is not None for s in predicted):
+        return False
+    if labels is None:
+        labels = {label for s in predicted for label in s.dep_labels}
+    known = set(labels)
+    return any(label in known for s in gold for label in s.dep_labels)
+
+
 def evaluate_parsing(gold: Sequence[Sentence], predicted: Sequence[Sentence], *,
-                     layers: Optional[Sequence[str]] = None) -> dict[str, Optional[float]]:
+                     layers: Optional[Sequence[str]] = None,
+                     labels: Optional[Collection[str]] = None) -> dict[str, Optional[float]]:
     """The metrics whose layers both sides carry, as a flat dict of percentages.
 
-    Keys: ``pos``; ``uas``, ``las`` (``None`` when the gold trees have no labels); ``predicate_precision``,
-    ``predicate_recall``, ``predicate_f1``.
+    Keys: ``pos``; ``uas``, ``las`` (``las`` is ``None``, not applicable, when the labels cannot be
+    scored: :func:`scorable_labels` with ``labels``, the predictions' label vocabulary);
+    ``predicate_precision``, ``predicate_recall``, ``predicate_f1``.
     ``layers`` restricts to some of ``("pos", "parse", "predicates")``; by default a metric is computed
     when the gold side has its layer on every sentence (then the predicted side must have it too).
     """
@@ -194,7 +212,7 @@ def evaluate_parsing(gold: Sequence[Sentence], predicted: Sequence[Sentence], *,
         labelled = all(s.dep_labels is not None for s in gold)
         scores = attachment_scores(gold, predicted, labelled=labelled)
         out["uas"] = scores.uas
-        out["las"] = scores.las if labelled else None  # the gold trees have no labels: not applicable
+        out["las"] = scores.las if labelled and scorable_labels(gold, predicted, labels) else None
     if "predicates" in wanted:
         detection = predicate_detection(gold, predicted)
         out.update(predicate_precision=detection.precision, predicate_recall=detection.recall,
@@ -202,14 +220,17 @@ def evaluate_parsing(gold: Sequence[Sentence], predicted: Sequence[Sentence], *,
     return out
 
 
-def parse_scores(gold: Sequence[Sentence], predicted: Sequence[Sentence]) -> dict:
+def parse_scores(gold: Sequence[Sentence], predicted: Sequence[Sentence],
+                 labels: Optional[Collection[str]] = None) -> dict:
     """Dev scores of a parser run, in the keys the training loop records: ``uas``, ``las``, ``pos`` and
     ``upos`` (percent, punctuation excluded from UAS/LAS; a tag accuracy when both sides have the
-    tags; LAS ``None`` when a side has no labels), and ``precision`` = ``recall`` = ``f1`` = LAS — with
+    tags; LAS ``None`` when the labels cannot be scored, :func:`scorable_labels` with ``labels``, the
+    parser's label vocabulary), and ``precision`` = ``recall`` = ``f1`` = LAS — with
     exactly one head per token, labelled-arc precision and recall both equal LAS — so the best dev
     weights are those of the best LAS (of UAS without labels)."""
     labelled = all(s.dep_labels is not None for s in gold) and all(s.dep_labels is not None for s in predicted)
     attachment = attachment_scores(gold, predicted, labelled=labelled)
+    labelled = labelled and scorable_labels(gold, predicted, labels)
     scores = {"uas": attachment.uas, "las": attachment.las if labelled else None}  # None: no labels to score
     for layer in ("pos", "upos"):
         if all(getattr(s, layer) is not None for s in [*gold, *predicted]):

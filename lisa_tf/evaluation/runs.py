@@ -237,7 +237,8 @@ def evaluate_models(
     metrics = _srl_metrics(scored_gold, scored, names, data, _condition(gold_parse, parse_name if parse is not None else None),
                            gold_predicates or not predicts_predicates, vocabs.srl.entries,
                            finds_predicates=models[0].layout == "sentence" or (predicts_predicates and not gold_predicates),
-                           own_parse=models[0].layout == "sentence" and not injected, predicates=predicates)
+                           own_parse=models[0].layout == "sentence" and not injected, predicates=predicates,
+                           tags_pos=models[0].layout == "sentence", dep_labels=vocabs.dep_labels.entries)
     metrics["constraints"] = bool(constraints)
     metrics["frames"] = frame_violations(predicted)
     if getattr(models[0], "sense_head", None) is not None:
@@ -276,10 +277,16 @@ def _condition(gold_parse: bool, parse_name: Optional[str]) -> str:
 
 
 def _srl_metrics(gold, predicted, names, data, condition: str, gold_predicates: bool, tags,
-                 finds_predicates: bool, own_parse: bool, predicates: str = "all") -> dict:
+                 finds_predicates: bool, own_parse: bool, predicates: str = "all", tags_pos: bool = False,
+                 dep_labels=None) -> dict:
     """The SRL metrics of ``predicted`` against ``gold``: srl-eval both conventions, the labels the
-    model cannot predict, and where the model finds its own predicates (and predicts POS and a parse),
-    predicate detection (and POS accuracy, UAS/LAS). ``predicates="verbal"``: the sentences were kept
+    model cannot predict, and where the model finds its own predicates, predicate detection with POS
+    accuracy, UAS and LAS (``parsing``). Each of those three is ``None`` (not applicable, ``n/a`` in the
+    tables) when the model does not predict it — POS without ``tags_pos`` (the predicate-layout models
+    pass the data's own tags through), UAS/LAS without ``own_parse`` (no parse, or an injected one) — or
+    the data cannot score it: no such layer in the gold data, or gold dependency labels that share none
+    with ``dep_labels``, the model's (another labelling scheme,
+    :func:`~lisa_tf.evaluation.parse_eval.scorable_labels`). ``predicates="verbal"``: the sentences were kept
     to the verbal predicates by :func:`_scored`; the metrics say so."""
     metrics = {
         "runs": list(names),
@@ -295,12 +302,18 @@ def _srl_metrics(gold, predicted, names, data, condition: str, gold_predicates: 
         metrics["predicates"] = "verbal"
     if finds_predicates:
         layers = ["predicates"]
-        if predicted[0].pos is not None and gold[0].pos is not None:
+        if tags_pos and _has(predicted, "pos") and _has(gold, "pos"):
             layers.append("pos")
-        if own_parse and predicted[0].heads is not None and gold[0].heads is not None:
+        if own_parse and _has(predicted, "heads") and _has(gold, "heads"):
             layers.append("parse")
-        metrics["parsing"] = evaluate_parsing(gold, predicted, layers=layers)
+        metrics["parsing"] = {"pos": None, "uas": None, "las": None,
+                              **evaluate_parsing(gold, predicted, layers=layers, labels=dep_labels)}
     return metrics
+
+
+def _has(sentences, layer: str) -> bool:
+    """Whether every sentence has the ``layer`` (``pos``, ``heads``); at least one sentence given."""
+    return bool(sentences) and all(getattr(s, layer) is not None for s in sentences)
 
 
 def _frame_sentence(gold: Sentence, frame: dict) -> Sentence:
@@ -337,20 +350,25 @@ def evaluate_export(predictor, gold: Sequence[Sentence], *, name: str, data: str
     scored_gold, scored = _scored(gold, predicted, predicates)
     metrics = _srl_metrics(scored_gold, scored, [name], data, _condition(gold_parse, parse_name if parse is not None else None),
                            given is not None, predictor.srl_tags(), finds_predicates=given is None,
-                           own_parse=not injected, predicates=predicates)
+                           own_parse=not injected, predicates=predicates, tags_pos=predictor.tells_verbs)
     return (metrics, gold, predicted) if return_sentences else metrics
 
 
 def _evaluate_parser(models, runs, data, gold, token_budget, return_sentences):
     """A dependency parser run (:mod:`lisa_tf.models.parser`): POS (and UPOS) accuracy, UAS and LAS
-    (punctuation excluded) of its trees against the data's gold trees."""
+    (punctuation excluded) of its trees against the data's gold trees; ``None`` (not applicable) for a
+    tag set the parser does not predict or the data lacks, and for LAS on labels of another scheme."""
     if len(models) > 1:
         raise ValueError("parser runs are evaluated one at a time (no ensembles)")
     if gold[0].heads is None:
         raise ValueError(f"{data}: no gold dependency heads to score the parser against; give --data-parse FILE.conllu")
     predicted = parse_sentences(models[0], gold, token_budget=token_budget)
-    scores = parse_scores(gold, predicted)
-    parsing = {k: scores[k] for k in ("upos", "pos", "uas", "las") if k in scores}
+    scores = parse_scores(gold, predicted, models[0].dep_labels)
+    parsing = {k: scores.get(k) for k in ("pos", "uas", "las")}
+    if models[0].upos_labels:
+        parsing = {"upos": scores.get("upos"), **parsing}
+    if not models[0].pos_labels:
+        parsing["pos"] = None
     metrics = {"runs": list(runs), "data": data, "sentences": len(gold), "condition": "parser", "parsing": parsing}
     return (metrics, gold, predicted) if return_sentences else metrics
 
@@ -369,7 +387,7 @@ def metrics_markdown(metrics: dict) -> str:
     if parsing:
         detection = {k: parsing[f"predicate_{k}"] for k in ("precision", "recall", "f1")}
         parts.append(predicate_table({name: {metrics["data"]: detection}}, caption="Predicate detection"))
-        if "pos" in parsing or "uas" in parsing:
+        if any(parsing.get(k) is not None for k in ("pos", "uas", "las")):  # n/a where not measured
             parts.append(parsing_table({name: parsing}, caption="Parsing"))
     per_role = metrics["srl"].get("per_role")
     if per_role:

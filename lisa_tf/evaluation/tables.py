@@ -8,7 +8,9 @@
 Inputs are plain dicts: ``{model: {split: scores}}`` or ``{model: scores}``, where ``scores`` is a dict
 (keys ``precision``/``recall``/``f1`` or ``P``/``R``/``F1``, ``pos``/``uas``/``las``, any case) or any
 object with those attributes (e.g. :class:`~lisa_tf.evaluation.srl_eval.SrlEvalResult`). A missing score
-prints as ``—``; a score given as ``None`` (not applicable: LAS of trees without labels) as ``n/a``. Numbers are percentages printed with ``digits`` decimals.
+prints as ``—``; a score given as ``None`` as ``n/a``: not applicable, what the model does not predict (POS
+tags of a model that tags none) or the data cannot score (LAS of trees without labels, or with labels of
+another scheme than the model's). Numbers are percentages printed with ``digits`` decimals.
 
 Example::
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 MISSING = "—"
-#: A score that does not apply (given as ``None``), e.g. LAS on data without dependency labels.
+#: A score that does not apply (given as ``None``): what a model does not predict or the data cannot score.
 NOT_APPLICABLE = "n/a"
 
 _ALIASES = {

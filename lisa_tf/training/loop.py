@@ -113,7 +113,8 @@ def dev_evaluation(model, dev_sentences, vocabs: Vocabularies, token_budget: int
     """The dev scorer of the model's task: srl-eval for the SRL models; for the dependency parser
     labelled attachment (:func:`lisa_tf.evaluation.parse_eval.parse_scores`: ``f1`` = LAS, plus ``uas``, ``pos``)."""
     if isinstance(model, DependencyParser):
-        return lambda: parse_scores(dev_sentences, parse_sentences(model, dev_sentences, token_budget))
+        return lambda: parse_scores(dev_sentences, parse_sentences(model, dev_sentences, token_budget),
+                                    model.dep_labels)
     return lambda: score(dev_sentences, predict_sentences(model, dev_sentences, vocabs, token_budget=token_budget))
 
 
@@ -217,9 +218,11 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
         f"{strategy.num_replicas_in_sync} replica(s)",
         flush=True,
     )
+    lexicon = lexicon_for_run(config, vocabs.senses.entries, train_sentences)
+    if config.train.init:  # the starting model's forms and rolesets too
+        lexicon = init_from_model.run_lexicon(lexicon, vocabs.senses.entries, init_model, run_dir)
     with strategy.scope():
-        model = build_model(config.model, vocabs, embedding_matrix(config, vocabs),
-                            sense_lexicon=lexicon_for_run(config, vocabs.senses.entries, train_sentences))
+        model = build_model(config.model, vocabs, embedding_matrix(config, vocabs), sense_lexicon=lexicon)
         model.compile(optimizer=make_optimizer(config.train, encoder_learning_rate_scales(model, config.train)))
         model.build_from_batch()
         restored = restore_checkpoint(model, run_dir / "checkpoints")
@@ -253,11 +256,14 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     if report.bio.get("nested_spans"):
         print(f"{report.bio['nested_spans']} of {report.bio['spans']} argument spans lie inside another argument of "
               "the same predicate and are left out of the BIO tags", flush=True)
-    if config.model.transition_log_probs:
+    # A run from a model sets them at step 0, from the model's and the new data's; resumed, its checkpoint holds them.
+    if config.model.transition_log_probs and (init_model is not None or not config.train.init):
         tag_sequences = [predicate_bio_tags(p, len(s))[0] for s in train_sentences for p in s.predicates]
-        model.set_transitions(
-            transition_log_probs(tag_sequences, vocabs.srl.entries), start_log_probs(tag_sequences, vocabs.srl.entries)
-        )
+        matrix = transition_log_probs(tag_sequences, vocabs.srl.entries)
+        start = start_log_probs(tag_sequences, vocabs.srl.entries)
+        if init_model is not None:
+            matrix, start = init_from_model.kept_transitions(init_model, matrix, start)
+        model.set_transitions(matrix, start)
     if chief and step == 0:
         save_model(model, run_dir / MODEL_FILE)
 

@@ -1,4 +1,6 @@
-"""``python -m lisa_tf evaluate``."""
+"""``python -m lisa_tf evaluate``: the metrics as tables on the terminal (SRL first, its F1 the first
+figure); the whole metrics JSON in ``--out FILE`` (with the tables in ``FILE.md`` beside it) or, with
+``--json``, on standard output instead of the tables, for scripts."""
 
 import pathlib
 
@@ -27,7 +29,10 @@ def add_arguments(parser):
                              "of each core role, C-/R- after their role, only the predicted roleset's core roles)")
     parser.add_argument("--weights", default="best", help="with --run: best (default), final, or a weights file")
     parser.add_argument("--limit", type=int, default=0, help="evaluate the first N sentences only")
-    parser.add_argument("--out", help="write the metrics JSON here (and Markdown beside it)")
+    parser.add_argument("--out", help="write the metrics JSON here (and the tables as Markdown beside it, FILE.md); "
+                                      "the terminal still shows the tables")
+    parser.add_argument("--json", action="store_true",
+                        help="print the metrics JSON on standard output instead of the tables (for scripts)")
 
 
 def check(args) -> None:
@@ -84,8 +89,9 @@ def run(args) -> int:
         out = pathlib.Path(args.out)
         write_text(out, text + "\n")  # whole or not at all: a kill leaves the old file, never a cut one
         write_text(out.with_suffix(".md"), markdown + "\n")
-    print(text)
-    print(markdown)
+    print(text if args.json else markdown)
+    if args.out and not args.json:
+        print(f"metrics written to {args.out} (tables in {pathlib.Path(args.out).with_suffix('.md')})")
     if metrics.get("unseen_labels"):  # SRL only: a parser run has no role labels
         print(unseen_labels_line(metrics["unseen_labels"]), file=sys.stderr)
     return 0

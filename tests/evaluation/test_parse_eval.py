@@ -123,3 +123,20 @@ def test_trees_without_labels_print_las_not_applicable(reader, text, tmp_path):
     assert evaluate_parsing(gold, predicted, layers=["parse"]) == {"uas": 100.0, "las": None}
     table = metrics_markdown({"runs": ["parser"], "condition": "parser", "parsing": {"uas": 100.0, "las": None}})
     assert table.splitlines()[-1] == "| parser | — | 100.00 | n/a |", table
+
+
+def test_las_is_not_applicable_on_labels_of_another_scheme():
+    """Gold labels that share none with the model's (a ``.gold_conll`` file's labels converted from its
+    constituency trees, against a model's UD labels) cannot score it: LAS is None ("n/a"), not 0.00,
+    and a parser's dev F1 is its UAS. One label in common, and LAS is scored."""
+    import dataclasses
+
+    model_labels = ["det", "nsubj", "obj", "root", "punct", "dep"]
+    other = dataclasses.replace(gold_sentence(), dep_labels=["NMOD", "SBJ", "ROOT", "P", "DEP", "P"])
+    assert evaluate_parsing([other], [predicted_sentence()], layers=["parse"], labels=model_labels) == {
+        "uas": 75.0, "las": None}
+    assert evaluate_parsing([other], [predicted_sentence()], layers=["parse"])["las"] is None  # the predicted labels
+    scores = parse_scores([other], [predicted_sentence()], model_labels)
+    assert scores["las"] is None and scores["f1"] == scores["uas"] == 75.0
+    shared = dataclasses.replace(other, dep_labels=["det", "SBJ", "ROOT", "P", "DEP", "P"])
+    assert evaluate_parsing([shared], [predicted_sentence()], layers=["parse"], labels=model_labels)["las"] == 25.0
