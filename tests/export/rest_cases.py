@@ -358,7 +358,7 @@ def bad_cases() -> list:
                               "(--max_token_pairs_per_request)", own_only=LIMITS),
         Case("raw_sentence_over_the_limit", "POST", PREDICT,
              {"signature_name": "sentences", "instances": ["a " * 300 + ", " * 300]}, 400,
-             message_contains="'sentences' instance 0 has 600 words and punctuation marks", own_only=LIMITS),
+             message_contains="'sentences' instance 0 has 600 tokens", own_only=LIMITS),
         # -- unknown model / version / path ---------------------------------------------------------
         Case("unknown_model_predict", "POST", "/v1/models/nope:predict", {"instances": [SENT_A]}, 404,
              message_contains="Servable not found"),

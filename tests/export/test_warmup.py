@@ -5,6 +5,7 @@ in TensorFlow Serving). The first-request latency they remove is measured by
 
 from __future__ import annotations
 
+import gc
 import shutil
 
 import numpy as np
@@ -224,3 +225,43 @@ def test_a_text_record_of_thousands_of_sentences_fails_the_load(lisa_export, tmp
     with pytest.raises(DataFormatError) as failed:
         load_version(1, version)
     assert "warm-up record 1 (signature 'text') failed: tokens per request ('text' holds more than" in str(failed.value)
+
+
+def _tables(signatures) -> list:
+    """The handles of the lookup tables the signatures use (those ``LookupTableSizeV2`` accepts)."""
+    tables = []
+    for signature in signatures.values():
+        for handle in signature.function.captured_inputs:
+            try:
+                tf.raw_ops.LookupTableSizeV2(table_handle=handle)
+            except (tf.errors.InvalidArgumentError, tf.errors.NotFoundError):
+                continue  # a variable
+            tables.append(handle)
+    return tables
+
+
+def test_a_version_that_fails_its_warm_up_leaves_none_of_its_lookup_tables(lisa_export, tmp_path, monkeypatch):
+    """TensorFlow gives each load its own lookup tables and keeps them until they are destroyed: each
+    LISA version that failed its warm-up left its vocabularies (about 12 MB) in the server."""
+    from export import model_versions
+
+    _, export = lisa_export
+    version = tmp_path / "srl" / "1"
+    shutil.copytree(export, version)
+    _write(version, _request("not_a_signature", tokens=np.array([["a"]], dtype=object)))
+    tables = []
+    replay = model_versions.replay_warmup_requests
+
+    def watched(version_dir, signatures, limits):
+        tables.extend(_tables(signatures))
+        return replay(version_dir, signatures, limits)
+
+    monkeypatch.setattr(model_versions, "replay_warmup_requests", watched)
+    with pytest.raises(DataFormatError, match="signature 'not_a_signature' is not one of the export's"):
+        load_version(1, version)
+    gc.collect()
+    assert tables
+    for table in tables:
+        with pytest.raises(tf.errors.NotFoundError):
+            tf.raw_ops.LookupTableSizeV2(table_handle=table)
+    assert _tables(load_version(1, export, warmup=False).signatures)  # a version that loads keeps its own
