@@ -13,6 +13,9 @@ the server (``export/request_limits.py`` resolves its ``--max_tokens_per_sentenc
 - **Characters per paragraph**: :data:`MAX_PARAGRAPH_CHARACTERS` (spaCy's ``nlp.max_length`` is the
   same million characters): a paragraph is split into sentences by the Python tokeniser, which holds
   several copies of it.
+- **Characters without a space**: a paragraph with a run of characters without whitespace longer than
+  the tokens-per-sentence limit × :data:`MAX_WORD_CHARACTERS` is refused before it is tokenised
+  (:func:`run_too_long`): sentences end only at whitespace, so no sentence within the limit holds it.
 - **Characters per word**: a contextual encoder reads at most :data:`MAX_WORD_CHARACTERS` characters of
   a word (``lisa_tf.models.contextual``): its word pieces grow with the word's characters (``"x." * 25000``
   is 50,000 pieces), so without the cut one sentence of such "words" held gigabytes of pieces before the
@@ -168,6 +171,22 @@ def paragraph_too_long(characters: int, limit: int = MAX_PARAGRAPH_CHARACTERS) -
             "paragraphs (a line each with --input)")
 
 
+def run_too_long(text: str, limit: int) -> Optional[str]:
+    """Why a paragraph is refused before it is tokenised, or ``None``: a run of it without whitespace is
+    longer than a sentence within ``limit`` tokens can be, ``limit`` × :data:`MAX_WORD_CHARACTERS`
+    characters (the most of a word that is read). A sentence ends only at whitespace
+    (:func:`data_pipeline.tokenizer.longest_run`), so the run's sentence is at least that long; found in one
+    linear pass, where tokenising ``"a-" * 500000`` to count its million tokens took seconds."""
+    from data_pipeline.tokenizer import longest_run
+
+    characters = longest_run(text)
+    if characters <= limit * MAX_WORD_CHARACTERS:
+        return None
+    return (f"{characters:,} characters without a space, more than a sentence within the model's limit of {limit:,} "
+            f"tokens per sentence holds ({MAX_WORD_CHARACTERS} characters per token read); split it, or raise the "
+            "limit (--max-sentence-tokens, or max_sentence_tokens= of lisa_tf.load)")
+
+
 def sentence_too_long(length: int, limit: int) -> Optional[str]:
     """Why a sentence of ``length`` tokens is refused, or ``None`` when it is within ``limit``."""
     if length <= limit:
@@ -178,5 +197,5 @@ def sentence_too_long(length: int, limit: int) -> Optional[str]:
 
 __all__ = ["FALLBACK_MAX_TOKENS_PER_SENTENCE", "InputTooLong", "InvalidSizes", "MAX_PARAGRAPH_CHARACTERS",
            "MAX_WORD_CHARACTERS", "SIZE_CAPS", "TrainingSizes", "max_characters_per_token", "max_tokens_per_sentence",
-           "model_max_tokens_per_sentence", "paragraph_too_long", "sentence_too_long", "sizes_directory",
+           "model_max_tokens_per_sentence", "paragraph_too_long", "run_too_long", "sentence_too_long", "sizes_directory",
            "training_sizes"]

@@ -486,6 +486,23 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+_PY_GAP = re.compile(f"(?:{WS}|{SEP})+")
+
+
+def longest_run(text: str) -> int:
+    """The characters of the longest run of ``text`` without whitespace (or ``SEP``), in one linear pass.
+
+    Sentences end only where whitespace separates two tokens (:func:`_boundary_after`: the characters
+    between tokens are whitespace pieces), so such a run lies inside one sentence whatever the rules
+    make of it: a sentence is at least as long as its longest run, known before the text is tokenised.
+    """
+    longest, position = 0, 0
+    for gap in _PY_GAP.finditer(text):
+        longest = max(longest, gap.start() - position)
+        position = gap.end()
+    return max(longest, len(text) - position)
+
+
 def sentences(text: str) -> list[list[Token]]:
     """The tokens of each sentence of ``text``, with offsets into ``text``."""
     return [[Token(t.text, t.start + start, t.end + start) for t in tokenize(text[start:end])]

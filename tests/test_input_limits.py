@@ -63,6 +63,51 @@ def test_a_paragraph_over_a_million_characters_is_refused_before_it_is_tokenised
         lisa_tf.load(lisa_run).predict(paragraphs=["a" * 1_000_001])
 
 
+def test_a_run_without_a_space_longer_than_any_sentence_within_the_limit_is_refused_before_it_is_tokenised(
+        lisa_run, monkeypatch):
+    import lisa_tf.labelling.predictor as predictor_module
+
+    predictor = lisa_tf.load(lisa_run, max_sentence_tokens=20)  # at most 20 x 512 characters in a sentence
+    tokenised = []
+    monkeypatch.setattr(predictor_module, "split_and_tokenize",
+                        lambda text: tokenised.append(text) or predictor_module.tokenize(text) and [])
+    chain = "It was new. " + "a-" * (20 * 512 // 2) + "a"  # 10,241 characters, a million tokens in the issue's case
+    with pytest.raises(InputTooLong, match=r"^paragraphs\[0\]: 10,241 characters without a space, more than a "
+                                           r"sentence within the model's limit of 20 tokens per sentence holds"):
+        predictor.predict(paragraphs=[chain])
+    assert tokenised == []
+    predictor.predict(paragraphs=["x" * (20 * 512)])  # one run as long as the limit allows: tokenised
+    assert tokenised == ["x" * (20 * 512)]
+
+
+def test_the_longest_run_lies_inside_one_sentence():
+    """What makes the refusal above sound: the tokeniser's sentences never split a run without
+    whitespace (character by character, as the tokeniser's whitespace class reads it), and
+    ``longest_run`` is the longest such run."""
+    import itertools
+    import random
+    import re
+
+    from data_pipeline.tokenizer import SEP, WS, longest_run, split_sentences
+
+    pieces = ["a", "Dog", "-", ".", "!", "?", "Mr.", "'s", '"', ")", "3", " ", "  ", "\n", "\n\n", "\u00a0",
+              "\u2009", "\t", SEP, "\u200b", "e.g.", "...", "U.S.", "5pm", "a@b.com"]
+    generator = random.Random(7)
+    for _ in range(500):
+        text = "".join(generator.choice(pieces) for _ in range(generator.randint(1, 40)))
+        runs, position = [], 0
+        for is_gap, group in itertools.groupby(text, lambda c: c == SEP or re.fullmatch(WS, c) is not None):
+            length = len(list(group))
+            if not is_gap:
+                runs.append((position, position + length))
+            position += length
+        spans = split_sentences(text)
+        for start, end in runs:
+            inside = [s for s in spans if s[0] < end and start < s[1]]
+            assert len(inside) == 1 and inside[0][0] <= start and end <= inside[0][1], (text, start, end, spans)
+        assert longest_run(text) == max((end - start for start, end in runs), default=0), text
+
+
 @pytest.mark.parametrize("bad", [0, -3, 2.5, "4096"])
 def test_a_token_budget_that_is_not_a_positive_whole_number_is_refused(lisa_run, bad):
     with pytest.raises(lisa_tf.labelling.predictor.PredictionInputError, match="token_budget: expected a positive whole number"):

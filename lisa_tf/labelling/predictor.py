@@ -57,7 +57,7 @@ from data_pipeline.dataset import pack_by_length
 from data_pipeline.errors import UserError
 from data_pipeline.predicate_kinds import NO_POS_TAGS, check_kind, verbal_only
 from data_pipeline.input_limits import (InputTooLong, max_tokens_per_sentence, model_max_tokens_per_sentence,
-                                        paragraph_too_long, sentence_too_long)
+                                        paragraph_too_long, run_too_long, sentence_too_long)
 from data_pipeline.sentence import Predicate, Sentence, Span
 from data_pipeline.spans import bio_to_spans
 from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
@@ -239,7 +239,8 @@ def prepare(text=None, *, tokens=None, paragraphs=None, over_limit: str = "raise
     else:
         for i, item in enumerate(paragraphs if paragraphs is not None else text):
             item, where = str(item), name if isinstance(text, str) else f"{name}[{i}]"
-            reason = paragraph_too_long(len(item))  # before the tokeniser holds copies of it
+            # before the tokeniser holds copies of it, or spends seconds on a run no sentence can hold
+            reason = paragraph_too_long(len(item)) or run_too_long(item, max_sentence_tokens)
             if reason:
                 rows.append((i, where, "", [], reason))
                 continue

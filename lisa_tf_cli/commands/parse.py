@@ -64,14 +64,15 @@ def check(args) -> None:
     check_creatable(args.out, "--out")
 
 
-def _sentences(args):
+def _sentences(args, limit: int):
     """``(source, words or None, why it is skipped or None)`` per sentence of the input, read lazily
-    (text) or from the CoNLL file's sentences; ``source`` names it for messages (``FILE:LINE``)."""
+    (text) or from the CoNLL file's sentences; ``source`` names it for messages (``FILE:LINE``); a line
+    with a run no sentence of ``limit`` tokens holds is skipped before it is tokenised."""
     import sys
 
     from data_pipeline.readers import read_sentences
     from data_pipeline.tokenizer import sentences as split_and_tokenize
-    from data_pipeline.input_limits import MAX_PARAGRAPH_CHARACTERS
+    from data_pipeline.input_limits import MAX_PARAGRAPH_CHARACTERS, run_too_long
 
     fmt = _input_format(args)
     if fmt != "text":
@@ -85,6 +86,7 @@ def _sentences(args):
     with handle:
         for number, line, skipped in text_lines(handle, MAX_PARAGRAPH_CHARACTERS):
             source = f"{name}:{number}"
+            skipped = skipped or (None if args.tokenized else run_too_long(line, limit))
             if skipped:
                 yield source, None, skipped
             elif args.tokenized:
@@ -155,7 +157,7 @@ def run(args) -> int:
     sentences = tokens = skipped = 0
     started = time.perf_counter()
     try:
-        units = _sentences(args)
+        units = _sentences(args, limit)
         while True:
             read = list(itertools.islice(units, CHUNK))
             if not read:
