@@ -126,12 +126,12 @@ def _resource_handles(module) -> list:
 
 
 def _destroy_resources(handles: list) -> None:
-    """Destroy the resources of a version that failed to load.
+    """Destroy the resources (lookup tables) of a version nothing uses any more.
 
     TensorFlow gives each load of a SavedModel its own lookup tables, named for that load, and keeps
     them until they are destroyed, whatever becomes of the Python objects (a restored
     ``StaticHashTable`` has nothing that destroys it): the vocabulary tables of a LISA export, about
-    12 MB, would otherwise stay in the server for every version that failed its warm-up.
+    12 MB, would otherwise stay in the server for every version that failed its warm-up or was replaced.
     """
     import tensorflow as tf
 
@@ -142,12 +142,41 @@ def _destroy_resources(handles: list) -> None:
             pass  # already gone with its owner
 
 
+class _Resources:
+    """The lookup tables of one loaded version, destroyed when the last thing holding this object lets it
+    go: every :class:`_HeldFunction` of its signatures, which its record holds. A request that took
+    a signature before its version was unloaded holds it until it is answered, so the tables outlive every
+    request that can still read them, and no longer (a failed or replaced version frees them at once)."""
+
+    def __init__(self, module):
+        self.release = weakref.finalize(self, _destroy_resources, _resource_handles(module))
+        self.release.atexit = False
+
+
+class _HeldFunction:
+    """A signature's function that keeps its version's :class:`_Resources` alive while it is held;
+    called and read as the function itself."""
+
+    __slots__ = ("function", "resources", "__weakref__")
+
+    def __init__(self, function, resources: _Resources):
+        self.function = function
+        self.resources = resources
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.function, name)
+
+
 def load_version(version: int, version_dir: os.PathLike | str, warmup: bool = True,
                  limits: RequestLimits = RequestLimits()) -> ModelVersion:
     """Load one SavedModel version directory, describe its signatures and (``warmup``, what a server
     wants) replay its warm-up requests (:func:`export.warmup.replay_warmup_requests`), so that its first
     client is served as fast as the rest; a one-off command that calls one signature passes False. A
-    version that fails here leaves none of its lookup tables behind (:func:`_destroy_resources`).
+    version that fails here leaves none of its lookup tables behind, and a loaded one none once it is
+    unloaded and its last request answered (:class:`_Resources`).
 
     Args:
         version: the version's number.
@@ -169,9 +198,7 @@ def load_version(version: int, version_dir: os.PathLike | str, warmup: bool = Tr
         module = tf.saved_model.load(str(version_dir), tags=["serve"])
     except (OSError, ValueError, tf.errors.OpError) as error:
         raise DataFormatError(version_dir, None, f"expected a loadable SavedModel, loading failed: {error}") from error
-    # until the version is returned, its lookup tables go when its module goes (a failed load)
-    release = weakref.finalize(module, _destroy_resources, _resource_handles(module))
-    release.atexit = False
+    resources = _Resources(module)  # the tables go when nothing holds the version or one of its signatures
     signatures = {}
     for name, signature_def in meta_graph.signature_def.items():
         if name not in module.signatures:
@@ -188,12 +215,11 @@ def load_version(version: int, version_dir: os.PathLike | str, warmup: bool = Tr
             inputs=inputs,
             outputs=sorted(signature_def.outputs),
             method_name=signature_def.method_name,
-            function=module.signatures[name],
+            function=_HeldFunction(module.signatures[name], resources),
         )
     signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
     sizes, pieces = training_sizes(version_dir), _word_piece_counter(version_dir)
     replayed = replay_warmup_requests(version_dir, signatures, limits.resolve(sizes, pieces)) if warmup else 0
-    release.detach()
     return ModelVersion(version, version_dir, signatures, signature_def_json, module, sizes, replayed, pieces)
 
 
