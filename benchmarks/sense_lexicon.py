@@ -5,7 +5,12 @@ predicates counts: how often the gold roleset is among the form's candidates (th
 then), how many predicates get a fallback or nothing, and the accuracy of the most frequent training
 roleset among the candidates (a model-free floor for the head). With a CoNLL-U file (UD English-EWT, gold
 lemmas), it also checks the lemmatiser: for content words (VERB, AUX, NOUN, ADJ) whose gold lemma is an
-index word, the share whose form the inflection table maps to that lemma.
+index word, the share whose form the inflection table maps to that lemma, the same over the irregular
+verb tokens (VERB, AUX whose form no regular inflection of the gold lemma gives: ``lent``, ``went``), and
+over all content tokens the share given a single-word index lemma that is neither the gold lemma nor the
+form itself (``former`` read as ``form``). Each figure is given for the lexicon as built (regular
+inflection corrected by the word-form table of :mod:`data_pipeline.word_forms`) and, as before that
+table, by regular inflection alone.
 
     PYTHONPATH=. python benchmarks/sense_lexicon.py [--train FILE] [--test FILE] [--conllu FILE]
 """
@@ -14,43 +19,33 @@ from __future__ import annotations
 
 import argparse
 import collections
-import gzip
 import json
 import pathlib
 
+from benchmarks.lemma_resources import conllu_tokens, score
 from data_pipeline.frame_index import DEFAULT_FRAME_INDEX, FrameIndex
 from data_pipeline.readers.conll12 import read_conll12
-from lisa_tf.decoding.sense_choice import _index_words, build_lexicon, training_predicates
+from data_pipeline.word_forms import WordForms, shipped_word_forms
+from lisa_tf.decoding.sense_choice import _index_forms, _index_words, build_lexicon, training_predicates
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "propbank-ewt"
 OUT = ROOT / "benchmarks" / "out" / "sense_lexicon.json"
 
 
-def lemma_check(conllu: pathlib.Path, index: FrameIndex) -> dict:
-    """Share of content tokens whose gold lemma (an index word) the inflection table finds."""
-    lemmas_of = _index_words(index)
-    words = set(index.lemmas())
-    counts = collections.Counter()
-    opener = gzip.open if conllu.suffix == ".gz" else open
-    with opener(conllu, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            cols = line.rstrip("\n").split("\t")
-            if len(cols) != 10 or not cols[0].isdigit() or cols[3] not in ("VERB", "AUX", "NOUN", "ADJ"):
-                continue
-            lemma = cols[2].lower()
-            if lemma not in words:
-                continue
-            counts["tokens"] += 1
-            counts["found"] += lemma in lemmas_of.get(cols[1].lower(), ())
-    return {**counts, "share": counts["found"] / max(1, counts["tokens"])}
+def lemma_check(conllu: pathlib.Path, index: FrameIndex, word_forms: WordForms) -> dict:
+    """Share of content tokens whose gold lemma (an index word) the inflection table finds, of irregular
+    verb tokens, and share of content tokens given a wrong index lemma (module docstring)."""
+    lemmas_of = {form: {word.lower() for word in words} for form, words in _index_words(index, word_forms).items()}
+    words = {word.lower() for word in index.lemmas()}
+    return score(lambda form: lemmas_of.get(form, set()), list(conllu_tokens([conllu])), words)
 
 
-def measure(train: pathlib.Path, test: pathlib.Path, index: FrameIndex) -> dict:
+def measure(train: pathlib.Path, test: pathlib.Path, index: FrameIndex, word_forms: WordForms) -> dict:
     training = read_conll12(train)
     frequency = collections.Counter(r for _, r in training_predicates(training) if r)
     senses = sorted(frequency)
-    lexicon = build_lexicon(index, senses, training_predicates(training))
+    lexicon = build_lexicon(index, senses, training_predicates(training), _index_forms(index, word_forms))
     row = {form: i for i, form in enumerate(lexicon["forms"])}
     counts = collections.Counter()
     for sentence in read_conll12(test):
@@ -93,20 +88,29 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", type=pathlib.Path, default=OUT)
     args = parser.parse_args(argv)
     index = FrameIndex.load(args.index)
-    result = {"lexicon": measure(args.train, args.test, index)}
+    tables = {"": shipped_word_forms(), "_regular_only": WordForms({}, {})}
+    result = {f"lexicon{key}": measure(args.train, args.test, index, forms) for key, forms in tables.items()}
     if args.conllu:
-        result["lemmas"] = lemma_check(pathlib.Path(args.conllu), index)
-    lex = result["lexicon"]
-    print("| measure | value |\n|---|---:|")
-    print(f"| test predicates with a gold roleset | {lex['predicates']:,} |")
-    print(f"| gold roleset among the candidates | {100 * lex['candidate_recall']:.2f} % |")
-    print(f"| mean candidates per predicate | {lex['mean_candidates']:.2f} |")
-    print(f"| fallback (index roleset the model lacks) | {lex.get('fallback', 0):,} ({lex.get('fallback_right', 0):,} right) |")
-    print(f"| no roleset known | {lex.get('none', 0):,} |")
-    print(f"| most frequent candidate (no model) | {100 * lex['most_frequent_candidate_accuracy']:.2f} % |")
+        result.update({f"lemmas{key}": lemma_check(pathlib.Path(args.conllu), index, forms) for key, forms in tables.items()})
+    after, before = result["lexicon"], result["lexicon_regular_only"]
+
+    def row(name, value):
+        print(f"| {name} | {value(before)} | {value(after)} |")
+
+    print("| measure | regular inflection only | with the word-form table |\n|---|---:|---:|")
+    row("test predicates with a gold roleset", lambda lex: f"{lex['predicates']:,}")
+    row("gold roleset among the candidates", lambda lex: f"{100 * lex['candidate_recall']:.2f} %")
+    row("mean candidates per predicate", lambda lex: f"{lex['mean_candidates']:.2f}")
+    row("fallback (index roleset the model lacks)", lambda lex: f"{lex.get('fallback', 0):,} ({lex.get('fallback_right', 0):,} right)")
+    row("no roleset known", lambda lex: f"{lex.get('none', 0):,}")
+    row("most frequent candidate (no model)", lambda lex: f"{100 * lex['most_frequent_candidate_accuracy']:.2f} %")
+    row("forms in the lexicon", lambda lex: f"{lex['forms']:,}")
     if "lemmas" in result:
-        print(f"| lemma of content words found by inflection (UD gold) | {100 * result['lemmas']['share']:.2f} % "
-              f"of {result['lemmas']['tokens']:,} |")
+        after, before = result["lemmas"], result["lemmas_regular_only"]
+        row("lemma of content words found (UD gold)", lambda lem: f"{100 * lem['share_found']:.2f} % of {lem['tokens']:,}")
+        row("lemma of irregular verb tokens found", lambda lem: f"{100 * lem['share_irregular_verbs_found']:.2f} % "
+            f"of {lem['irregular_verb_tokens']:,} ({lem['irregular_verb_types_found']} of {lem['irregular_verb_types']} types)")
+        row("content tokens given a wrong index lemma", lambda lem: f"{100 * lem['share_wrong']:.2f} % of {lem['content_tokens']:,}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     return result

@@ -197,6 +197,21 @@ class FrameIndex:
         """Every word :meth:`rolesets_of` answers for (predicate lemmas and alias words), sorted."""
         return sorted(self._by_word)
 
+    def over(self, base: "FrameIndex") -> "FrameIndex":
+        """This index merged over ``base``: every roleset of ``base``, a roleset of this index in place of
+        ``base``'s of the same id (this one wins the clash, whole: name, lemma, aliases and roles), and
+        the rolesets only this index has. What a user's own frame files do to the shipped PropBank index.
+
+        The merged index is one :meth:`save` writes: ``source`` is ``base``'s, with this index's under
+        keys prefixed ``over_`` (``over_repository`` …); ``counts`` and ``skipped`` are both indexes'
+        summed (``rolesets`` and ``roles``: the merged index's own)."""
+        rolesets = {**base.rolesets, **self.rolesets}
+        counts = {key: base.counts.get(key, 0) + self.counts.get(key, 0)
+                  for key in dict.fromkeys([*base.counts, *self.counts])}
+        counts.update(rolesets=len(rolesets), roles=sum(len(r.roles) for r in rolesets.values()))
+        source = {**base.source, **{f"over_{key}": value for key, value in self.source.items()}}
+        return FrameIndex(rolesets=rolesets, source=source, counts=counts, skipped=base.skipped + self.skipped)
+
     @classmethod
     def from_frame_files(cls, frames: str | os.PathLike | Iterable[str | os.PathLike],
                          source: dict[str, str]) -> "FrameIndex":

@@ -9,7 +9,7 @@ import contextlib
 import fcntl
 import os
 import pathlib
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
 from lisa_tf.packages.export_cache import ExportCacheError, export_base, hold_export, record_source, remove_earlier_exports
 from lisa_tf.packages.finding import is_package
@@ -27,9 +27,12 @@ def locked(path: pathlib.Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def build_export(package: str | os.PathLike, report: Callable[[str], None] = print) -> pathlib.Path:
+def build_export(package: str | os.PathLike, report: Callable[[str], None] = print,
+                 frames: Optional[str | os.PathLike] = None) -> pathlib.Path:
     """The cached export's base path of a package or a run directory (its best weights, as ``export
-    --run`` takes them), built first when it is missing (``report`` says so: it takes a while, once).
+    --run`` takes them), built first when it is missing (``report`` says so: it takes a while, once);
+    ``frames``: the user's own frame index merged into it (``predict --frames``; None: none), another
+    export than the one without.
 
     The export is held for this process (:func:`~lisa_tf.packages.export_cache.hold_export`). After a build,
     the earlier exports of the same source not in use are removed
@@ -43,7 +46,7 @@ def build_export(package: str | os.PathLike, report: Callable[[str], None] = pri
         from lisa_tf.models.runs import require_run, weights_file
 
         weights_file(require_run(package, "--model_base_path"))  # trained weights, checked before the lock
-    base = export_base(package)
+    base = export_base(package, frames)
     built = False
     try:
         with locked(base.with_name(f".{base.name}.lock")):
@@ -53,14 +56,14 @@ def build_export(package: str | os.PathLike, report: Callable[[str], None] = pri
                 from export.saved_model import export_package, export_run
 
                 if is_package(package):
-                    export_package(package, base / "1")
+                    export_package(package, base / "1", frames=frames)
                 else:
-                    export_run(package, base / "1", "best")
-                record_source(base, package)
+                    export_run(package, base / "1", "best", frames=frames)
+                record_source(base, package, frames)
                 built = True
             hold_export(base)
         if built:
-            for earlier in remove_earlier_exports(base, package):
+            for earlier in remove_earlier_exports(base, package, frames):
                 report(f"removed the earlier export {earlier} of {package}")
     except OSError as error:
         raise ExportCacheError(base.parent, error) from None

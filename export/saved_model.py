@@ -18,9 +18,10 @@ every signature: ``senses`` string [B, P] (``kill.01``; ``""`` pad), ``sense_sou
 signatures add per argument what its role means for the predicate's roleset: ``argument_descriptions``,
 ``argument_function_tags`` and ``argument_vn_roles`` string [B, P, S] (``""`` where the roleset lacks the
 role, and on padding). Names and meanings come from string tables (:class:`FrameMeanings`) written at
-export time from a PropBank frame index (the shipped one, or ``frames=``) with the strings of
-:mod:`lisa_tf.decoding.frame_meanings`, which every other output prints; the index's ``ATTRIBUTION`` and
-``LICENSE`` go into ``assets/`` as ``frames_ATTRIBUTION`` and ``frames_LICENSE``.
+export time from the shipped PropBank frame index (with a user's own index merged over it: ``frames=``)
+with the strings of :mod:`lisa_tf.decoding.frame_meanings`, which every other output prints; the shipped
+index's ``ATTRIBUTION`` and ``LICENSE`` go into ``assets/`` as ``frames_ATTRIBUTION`` and
+``frames_LICENSE``, those beside a user's own index as ``frames_own_ATTRIBUTION`` and ``frames_own_LICENSE``.
 
 Signatures (``B`` sentences, ``T`` tokens, ``P`` predicates):
 
@@ -98,7 +99,7 @@ from lisa_tf.decoding.head_indices import to_conllu
 from lisa_tf.decoding.sense_choice import SOURCES
 from lisa_tf.labelling.batches import decode_batch
 from lisa_tf.models import DependencyParser
-from lisa_tf.models.runs import load_model_file, load_run
+from lisa_tf.models.runs import load_model_file, load_run, with_frames
 from lisa_tf.packages.finding import KERAS_FILE, PACKAGE_ASSETS
 from lisa_tf.util.atomic_files import partial_directory
 
@@ -506,8 +507,10 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         model: the model to export.
         out_dir: the version directory (``exports/srl/1``).
         assets: extra files copied into ``assets/`` under the given names.
-        frames: the frame index of the meaning tables of a model with a sense head
-            (:class:`FrameMeanings`; default: the shipped one).
+        frames: a user's own frame index, merged over the shipped one (default: the shipped one alone):
+            the meaning tables of a model with a sense head are built from the merged index
+            (:class:`FrameMeanings`), and the model's word-form lexicon takes the user's lemmas
+            (:func:`lisa_tf.models.runs.with_frames`), so the signatures choose their rolesets too.
         constraints: the signatures decode under the frame constraints (default), or with the plain BIO
             Viterbi (``export --no-constraints``).
     """
@@ -517,6 +520,7 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
 
     out_dir = check_export_dir(out_dir)
     frames = check_frames(frames)
+    model = with_frames(model, frames, "float32")
     with partial_directory(out_dir) as build, tempfile.TemporaryDirectory() as scratch:
         names = LabelNames(model, pathlib.Path(scratch))
         archive = keras.export.ExportArchive()
@@ -527,8 +531,12 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         if "sense" in names.tables and not isinstance(model, DependencyParser):
             meanings = FrameMeanings(frame_index(frames), pathlib.Path(scratch))
             archive.track(meanings)
-            # the meaning tables are derived from the frame files: their attribution and licence go along
-            assets = {**{f"frames_{name}": path for name, path in attribution_files(frames).items()}, **(assets or {})}
+            # the meaning tables are derived from the frame files: their attribution and licence go along, the
+            # shipped index's and those beside a user's own index merged over it
+            shipped = attribution_files()
+            own = {f"frames_own_{name}": path for name, path in attribution_files(frames).items()
+                   if frames is not None and path != shipped.get(name)}
+            assets = {**{f"frames_{name}": path for name, path in shipped.items()}, **own, **(assets or {})}
         functions = serving_functions(model, names, meanings, constraints)
         for name, (function, signature) in functions.items():
             archive.add_endpoint(name, function, input_signature=signature)

@@ -175,10 +175,12 @@ class TrainConfig:
     Attributes:
         optimizer: ``adadelta`` (DeepAtt) or ``nadam`` (LISA).
         learning_rate, rho, epsilon, beta_1, beta_2: optimiser settings.
-        schedule: ``piecewise`` (DeepAtt: lr halved at the boundaries) or ``noam``
-            (LISA: lr · min(step^-0.5, step · warmup^-1.5)).
+        schedule: ``piecewise`` (DeepAtt: lr halved at the boundaries), ``noam``
+            (LISA: lr · min(step^-0.5, step · warmup^-1.5)) or ``linear`` (the usual schedule for
+            fine-tuning a pre-trained encoder: lr · step / warmup, then down in a line to 0 at
+            ``max_steps``; here ``learning_rate`` is the peak).
         boundaries, values: piecewise schedule; values are multipliers of learning_rate.
-        warmup_steps: noam schedule warm-up.
+        warmup_steps: the noam and linear schedules' warm-up.
         clip_norm: global-norm gradient clipping (0 = off).
         batch_tokens: token budget per batch (summed over replicas).
         max_steps, eval_every, patience: run control; a checkpoint is written at every evaluation
@@ -209,7 +211,7 @@ class TrainConfig:
     epsilon: float = 1e-6
     beta_1: float = 0.9
     beta_2: float = 0.98
-    schedule: Literal["piecewise", "noam"] = "piecewise"
+    schedule: Literal["piecewise", "noam", "linear"] = "piecewise"
     boundaries: list[int] = dataclasses.field(default_factory=lambda: [400_000, 500_000])
     values: list[float] = dataclasses.field(default_factory=lambda: [1.0, 0.5, 0.25])
     warmup_steps: int = 8000

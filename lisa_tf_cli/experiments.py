@@ -285,7 +285,7 @@ def run_experiments(dataset_name: str, data_dir: Optional[str] = None, parse_dir
         run_dir = out / "runs" / key
         print(f"== {model_name(key)}: training ({source}) -> {run_dir}", flush=True)
         summary = train(config, run_dir)
-        entry = {"name": model_name(key), "run": str(run_dir), "train": summary, "eval": {}}
+        entry = {"name": model_name(key), "run": str(run_dir), "train": summary, "eval": {}, "set": list(extra)}
         limit = config.data.max_eval_sentences if quick else 0
         for split, path in splits.items():
             # Predicted predicates: LISA/SA find their own; DeepAtt/Selective with their predicate identifier.

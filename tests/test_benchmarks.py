@@ -255,3 +255,33 @@ def test_sense_lexicon_benchmark_on_a_tiny_input(tmp_path):
     result = json.loads(out.read_text())["lexicon"]
     assert result["predicates"] > 200 and result["gold_among_candidates"] == result["predicates"]
     assert result["candidate_recall"] == 1.0 and result.get("none", 0) == 0 and result.get("fallback", 0) == 0
+
+
+def test_ablation_table_reads_each_runs_change_and_curve(lisa_run, tmp_path):
+    """``benchmarks/ablations.py``: a lever's row names what its run's config changed (run controls and
+    the checkout its data paths were read from left out), its dev F1 at the steps it reached, and its
+    difference from the baseline at the last step both reached."""
+    import json
+    import shutil
+
+    from benchmarks.ablations import markdown, table
+
+    lever = tmp_path / "lever"
+    lever.mkdir()
+    config = json.loads((lisa_run / "config.json").read_text())
+    config["model"]["word_dropout"] = 0.25
+    config["train"]["max_minutes"] = 7.0
+    config["data"]["train"] = "/elsewhere/checkout/data/" + config["data"]["train"].rpartition("/data/")[2]
+    (lever / "config.json").write_text(json.dumps(config))
+    base = tmp_path / "base"
+    base.mkdir()
+    shutil.copy(lisa_run / "config.json", base / "config.json")
+    (base / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "dev_f1": f}) + "\n"
+                                                for s, f in ((500, 50.0), (1000, 60.0), (1500, 64.0))))
+    (lever / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "dev_f1": f}) + "\n"
+                                                 for s, f in ((500, 51.5), (1000, 60.25))))
+    result = table({"baseline": base, "word dropout": lever})
+    baseline, row = result["rows"]
+    assert row["changes"] == "model.word_dropout=0.25" and baseline["changes"] == "(the shipped recipe)"
+    assert (row["delta_at"], row["delta"], row["best"]) == (1000, 0.25, 60.25)
+    assert "| word dropout | model.word_dropout=0.25 | 51.50 | 60.25 | — | 60.25 | +0.25 @ 1,000 |" in markdown(result)

@@ -45,7 +45,8 @@ def cache(tmp_path, monkeypatch):
 def test_a_package_holds_one_model_file_and_its_request_limits(package, lisa_run):
     from data_pipeline.input_limits import model_max_tokens_per_sentence
 
-    assert sorted(p.name for p in package.iterdir()) == ["assets", "card.json", "model.keras", "propbank-frames"]
+    assert sorted(p.name for p in package.iterdir()) == ["assets", "card.json", "english-word-forms", "model.keras",
+                                                         "propbank-frames"]
     assert sorted(p.name for p in (package / "assets").iterdir()) == ["config.json", "vocab_info.json"]
     # the model has a sense head: it shows the PropBank frame index's meanings, whose attribution and
     # CC BY-SA 4.0 licence the package carries
@@ -54,6 +55,10 @@ def test_a_package_holds_one_model_file_and_its_request_limits(package, lisa_run
     for name in ("ATTRIBUTION", "LICENSE"):
         assert (package / "propbank-frames" / name).read_bytes() == (frames / name).read_bytes()
     assert "CC BY-SA 4.0" in (package / "propbank-frames" / "ATTRIBUTION").read_text()
+    # its sense lexicon's irregular forms come from the word-form table: its attribution and licence too
+    forms = ROOT / "data" / "english-word-forms"
+    for name in ("ATTRIBUTION", "LICENSE"):
+        assert (package / "english-word-forms" / name).read_bytes() == (forms / name).read_bytes()
     longest = json.loads((lisa_run / "vocab" / "vocab_info.json").read_text())["longest_sentence"]
     assert model_max_tokens_per_sentence(package) == longest == model_max_tokens_per_sentence(lisa_run)
 
@@ -306,7 +311,7 @@ def test_a_new_export_removes_the_earlier_ones_of_its_source_unless_in_use(packa
     from lisa_tf.packages import export_cache
     from lisa_tf.packages.export_cache import export_base
 
-    def fake_export(source, target):
+    def fake_export(source, target, frames=None):
         target.mkdir(parents=True)
         (target / "saved_model.pb").write_bytes(b"built from " + bytes(str(source), "utf-8"))
 

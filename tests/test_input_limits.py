@@ -114,6 +114,18 @@ def test_a_token_budget_that_is_not_a_positive_whole_number_is_refused(lisa_run,
         lisa_tf.load(lisa_run, token_budget=bad)
 
 
+@pytest.mark.parametrize("bad", [0, -3, 2.5])
+def test_a_sentence_limit_that_is_not_a_positive_whole_number_is_refused_not_read_as_the_default(lisa_export, bad):
+    from lisa_tf.labelling.predictor import ExportPredictor, PredictionInputError, Predictor
+
+    run, export = lisa_export
+    for make in (lambda: lisa_tf.load(run, max_sentence_tokens=bad), lambda: lisa_tf.load(export, max_sentence_tokens=bad),
+                 lambda: Predictor(lisa_tf.load(run).model, max_sentence_tokens=bad),
+                 lambda: ExportPredictor(export, max_sentence_tokens=bad)):
+        with pytest.raises(PredictionInputError, match=rf"max_sentence_tokens: expected a positive whole number, found {bad}"):
+            make()
+
+
 def test_lines_are_decoded_one_by_one_and_read_in_bounded_pieces():
     class Counting(io.BytesIO):
         largest = 0

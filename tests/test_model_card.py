@@ -108,6 +108,10 @@ def test_the_rebuild_commands_name_the_parser_run_and_package_beside_the_model()
             in srl_card_markdown(card))
     del card["parser"]
     assert "python -m lisa_tf package-model --model lisa --name srl-fast --float16 --no-parser\n" in srl_card_markdown(card)
+    assert "./run_experiments.sh open --models lisa\n" in srl_card_markdown(card)
+    card["set"] = ["model.word_dropout=0.1", "train.max_steps=4000"]  # the experiment's overrides, given again
+    assert ("./run_experiments.sh open --models lisa --set model.word_dropout=0.1 train.max_steps=4000\n"
+            in srl_card_markdown(card))
 
 
 def test_the_size_limit_names_the_word_vectors_the_model_has():

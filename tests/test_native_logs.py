@@ -102,3 +102,19 @@ def test_a_command_does_not_show_onednns_note(lisa_run, tmp_path):
     assert "in.txt:2: 13 tokens, over the model's limit of 8" in result.stderr
     assert "labelled 1 sentences (7 tokens" in result.stderr
     assert '"text": "The cat sat on the mat."' in result.stdout
+
+
+def test_the_librarys_first_model_call_drops_the_onednn_note_and_keeps_the_rest(capfd, monkeypatch):
+    """A user's own script (``lisa_tf.load(...).predict``) has no command-line filter: its first model
+    call, where TensorFlow logs the note, is captured at file descriptor 2 and written back without it."""
+    import os
+
+    from lisa_tf.util import native_logs
+
+    monkeypatch.setattr(native_logs, "_first_calls_done", set())
+    with native_logs.without_onednn_note("label"):
+        os.write(2, f"{ONEDNN_LINE}\n{NATIVE_ERROR}\n".encode())
+    assert capfd.readouterr().err.splitlines() == [NATIVE_ERROR]
+    with native_logs.without_onednn_note("label"):  # captured the first time only
+        os.write(2, f"{ONEDNN_LINE}\n".encode())
+    assert capfd.readouterr().err.splitlines() == [ONEDNN_LINE]

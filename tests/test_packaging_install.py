@@ -19,7 +19,8 @@ def test_the_package_list_is_the_source_tree():
     found = sorted(str(p.parent.relative_to(ROOT)).replace(os.sep, ".")
                    for top in ("lisa_tf", "lisa_tf_cli", "lisa_tf_spacy", "data_pipeline", "export")
                    for p in (ROOT / top).rglob("__init__.py"))
-    assert sorted(listed) == sorted(found + ["lisa_tf.shipped_models", "data_pipeline.propbank_frames"])
+    assert sorted(listed) == sorted(found + ["lisa_tf.shipped_models", "data_pipeline.propbank_frames",
+                                             "data_pipeline.english_word_forms"])
 
 
 def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
@@ -29,7 +30,8 @@ def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
     source.mkdir()
     for name in ("pyproject.toml", "requirements.txt", "requirements-spacy.txt", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
-    for name in ("lisa_tf", "lisa_tf_cli", "lisa_tf_spacy", "data_pipeline", "export", "models", "data/propbank-frames"):
+    for name in ("lisa_tf", "lisa_tf_cli", "lisa_tf_spacy", "data_pipeline", "export", "models", "data/propbank-frames",
+                 "data/english-word-forms"):
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
                             "--quiet", "-w", str(wheels)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
@@ -43,6 +45,8 @@ def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
                 ("model.keras", "card.json", "MODEL_CARD.md", "assets/config.json")} <= set(names)
     assert {f"data_pipeline/propbank_frames/{name}" for name in
             ("frames.json.gz", "ATTRIBUTION", "LICENSE", "README.md")} <= set(names)
+    assert {f"data_pipeline/english_word_forms/{name}" for name in
+            ("word_forms.json", "ATTRIBUTION", "LICENSE", "README.md")} <= set(names)
     install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target),
                               str(wheel)], capture_output=True, text=True, timeout=600)
     assert install.returncode == 0, install.stderr[-2000:]
@@ -60,6 +64,12 @@ def test_an_installed_wheel_labels_text_with_the_shipped_model(tmp_path):
                             cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
     assert frames.stdout.splitlines() == [str(target / "data_pipeline" / "propbank_frames" / "frames.json.gz"),
                                           "vocalize like a dog"], frames.stderr[-2000:]
+    # so is the word-form table the sense lexicon's irregular forms come from
+    forms = subprocess.run([sys.executable, "-c", "from data_pipeline.word_forms import DEFAULT_WORD_FORMS as d, "
+                            "shipped_word_forms; print(d); print('lent' in shipped_word_forms().inflections('lend'))"],
+                           cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
+    assert forms.stdout.splitlines() == [str(target / "data_pipeline" / "english_word_forms" / "word_forms.json"),
+                                         "True"], forms.stderr[-2000:]
     assert "sat" in [p["text"] for p in __import__("json").loads(done.stdout)["predicates"]]
 
 

@@ -292,9 +292,10 @@ def test_evaluate_takes_every_kind_of_model(lisa_run, lisa_export, tmp_path, cap
     assert "--model no-such-model: no such file or directory" in capsys.readouterr().err
 
 
-def test_another_frame_index_gives_the_meanings(lisa_export, tmp_path):
-    """``load(..., frames=PATH)``: the meanings come from the index given (PropBank 3.1's bark.xml only,
-    which lacks kill.01), for a run and an export alike; the shipped index names kill.01."""
+def test_another_frame_index_is_merged_over_the_shipped_one(lisa_export, tmp_path):
+    """``load(..., frames=PATH)``: the index given (PropBank 3.1's bark.xml only, which lacks kill.01) is
+    merged over the shipped one, for a run and an export alike: kill.01 keeps the shipped meanings (the
+    user's own rolesets and meanings: tests/test_own_frames.py)."""
     from data_pipeline.frame_index import FrameIndex
     from tests.conftest import FIXTURES
 
@@ -306,8 +307,7 @@ def test_another_frame_index_gives_the_meanings(lisa_export, tmp_path):
     text = "Guerrillas killed an engineer, Asi Ali, from Tikrit."
     [shipped] = [p for p in lisa_tf.load(run).predict(text)[0]["predicates"] if p["sense"] == "kill.01"]
     assert shipped["sense_name"] == "cause to die, murder"
+    assert re.search(r"\[ARG\d [^:\[\]]+:", shipped["description"])  # meanings shown
     for model in (run, export):
         [other] = [p for p in lisa_tf.load(model, frames=path).predict(text)[0]["predicates"] if p["text"] == "killed"]
-        assert (other["sense"], other["sense_source"], other["sense_name"]) == ("kill.01", "model", None)
-        assert not any("description" in a for a in other["arguments"])
-        assert other["description"] == re.sub(r"\[(\S+) [^:\[\]]+:", r"[\1:", shipped["description"])  # no meanings
+        assert other == shipped

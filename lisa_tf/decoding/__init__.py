@@ -7,4 +7,5 @@
   LISA's syntax head (0-based, the root points to itself).
 - :mod:`~lisa_tf.decoding.sense_choice`: a predicate's roleset, chosen among those its word may have.
 - :mod:`~lisa_tf.decoding.frame_meanings`: what a chosen roleset and its roles mean (the frame index).
+- :mod:`~lisa_tf.decoding.own_frames`: a user's own frame index merged over a trained model's lexicon.
 """

@@ -23,8 +23,11 @@ The meanings, for a roleset the index holds (``bark.01``, "vocalize like a dog")
   meaning of the role it continues or refers to.
 
 Meanings are the index's strings with their runs of white space made one space, so they fit one line
-of a TSV table. The index is loaded once per process and path, when the first sense is labelled
-(:func:`frame_index`): a model without a sense head never loads it.
+of a TSV table. The index is the shipped PropBank one, with a user's own index (``frames=PATH``, ``--frames``)
+merged over it (:func:`frame_index`: the user's roleset wins a clash of ids, the shipped ones the user's
+files do not give keep their meanings); the rolesets of lemmas it adds become senses of their words
+through the model's lexicon (:mod:`lisa_tf.decoding.own_frames`). It is loaded once per process and
+path, when the first sense is labelled: a model without a sense head never loads it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import functools
 import os
 import pathlib
 import re
+import sys
 from typing import Optional
 
 from data_pipeline.errors import UserError
@@ -78,13 +82,33 @@ def attribution_files(path: Optional[str | os.PathLike] = None) -> dict[str, pat
 
 
 def frame_index(path: Optional[str | os.PathLike] = None) -> FrameIndex:
-    """The frame index at ``path`` (``None``: the shipped one, ``DEFAULT_FRAME_INDEX``), read once per
-    process and path."""
+    """The frame index the meanings are read from: the shipped one (``DEFAULT_FRAME_INDEX``) with, when
+    ``path`` names a user's own index, that index merged over it (:meth:`FrameIndex.over`: its rolesets
+    win a clash of ids, the shipped ones it does not give stay). Read once per process and path."""
     return _load(os.path.abspath(path if path is not None else DEFAULT_FRAME_INDEX))
+
+
+def own_frame_index(path: str | os.PathLike) -> FrameIndex:
+    """The index at ``path`` alone, not merged: the rolesets and lemmas a user's own frame files give
+    (:mod:`lisa_tf.decoding.own_frames` adds them to a model's lexicon). Read once per process and path."""
+    return _read(os.path.abspath(path))
 
 
 @functools.lru_cache(maxsize=4)
 def _load(path: str) -> FrameIndex:
+    shipped = _read(os.path.abspath(DEFAULT_FRAME_INDEX))
+    if path == os.path.abspath(DEFAULT_FRAME_INDEX):
+        return shipped
+    own = _read(path)
+    replaced = sorted(set(own.rolesets) & set(shipped.rolesets))
+    if replaced:  # reported once per process and index, where the merge is made
+        print(f"frames {path}: {len(replaced)} of its rolesets replace the shipped ones of the same id "
+              f"({', '.join(replaced[:5])}{', ...' if len(replaced) > 5 else ''})", file=sys.stderr)
+    return own.over(shipped)
+
+
+@functools.lru_cache(maxsize=4)
+def _read(path: str) -> FrameIndex:
     return FrameIndex.load(path)
 
 

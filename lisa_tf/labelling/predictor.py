@@ -13,8 +13,9 @@ version directory, or a base directory whose highest numbered version is used) o
 
 A model with a sense head (trained on data with a sense column, as PropBank-EWT's) adds each
 predicate's roleset and what it and its arguments mean, from a PropBank frame index
-(:mod:`lisa_tf.decoding.frame_meanings`; the shipped ``data/propbank-frames`` unless ``load(..., frames=PATH)``
-names another)::
+(:mod:`lisa_tf.decoding.frame_meanings`; the shipped ``data/propbank-frames``, with a user's own index merged
+over it by ``load(..., frames=PATH)``: its meanings win, and its lemmas' rolesets become senses of their
+words, :mod:`lisa_tf.decoding.own_frames`)::
 
     {"token": 2, "text": "barked", ..., "sense": "bark.01", "sense_source": "model",
      "sense_name": "vocalize like a dog",
@@ -264,8 +265,9 @@ class Predictor:
         token_budget: most padded tokens per batch.
         max_sentence_tokens: the longest sentence labelled (:mod:`data_pipeline.input_limits`; ``None``: the
             fallback, as for a ``.keras`` file that records no training data sizes).
-        frames: the frame index of the senses' meanings (:mod:`lisa_tf.decoding.frame_meanings`; ``None``: the
-            shipped one), read when the first sense is labelled.
+        frames: a user's own frame index merged over the shipped one (``None``: the shipped one alone): the
+            senses' meanings (:mod:`lisa_tf.decoding.frame_meanings`, read when the first sense is labelled)
+            and the model's word-form lexicon (:func:`lisa_tf.models.runs.with_frames`, merged here).
         constraints: decode each frame under PropBank's constraints (default; one of each core role,
             ``C-``/``R-`` after their role, only the roleset's core roles:
             :mod:`lisa_tf.decoding.frame_viterbi`); False: the plain BIO Viterbi.
@@ -274,12 +276,14 @@ class Predictor:
     def __init__(self, model, token_budget: int = 4096, max_sentence_tokens: Optional[int] = None,
                  frames: Optional[str | os.PathLike] = None, constraints: bool = True):
         from lisa_tf.decoding.frame_meanings import check_frames
+        from lisa_tf.models.runs import with_frames
 
-        self.model = model
+        self.frames = check_frames(frames)
+        self.model = with_frames(model, self.frames)  # the user's lemmas among the sense candidates
         self.constraints = bool(constraints)
         self.token_budget = _positive(token_budget, "token_budget")
-        self.max_sentence_tokens = _positive(max_sentence_tokens or max_tokens_per_sentence(), "max_sentence_tokens")
-        self.frames = check_frames(frames)
+        self.max_sentence_tokens = _positive(max_tokens_per_sentence() if max_sentence_tokens is None
+                                             else max_sentence_tokens, "max_sentence_tokens")
 
     @property
     def tells_verbs(self) -> bool:
@@ -328,6 +332,12 @@ class Predictor:
     def label(self, inputs: list, predicates=None, parse=None) -> list[dict]:
         """The second half of :meth:`predict`: label what :meth:`prepare` returned (``predicates`` and
         ``parse`` as for :meth:`predict`); one dict per sentence."""
+        from lisa_tf.util.native_logs import without_onednn_note
+
+        with without_onednn_note("label"):  # a first model call logs oneDNN's note on int32 kernels
+            return self._label_inputs(inputs, predicates, parse)
+
+    def _label_inputs(self, inputs: list, predicates=None, parse=None) -> list[dict]:
         kind = "all"
         if isinstance(predicates, str):
             kind, predicates = self.check_predicates(predicates), None
@@ -411,7 +421,8 @@ class ExportPredictor(Predictor):
 
         self.frames = check_frames(frames)
         self.token_budget = _positive(token_budget, "token_budget")
-        self.max_sentence_tokens = _positive(max_sentence_tokens or model_max_tokens_per_sentence(path),
+        self.max_sentence_tokens = _positive(model_max_tokens_per_sentence(path) if max_sentence_tokens is None
+                                             else max_sentence_tokens,
                                              "max_sentence_tokens")
         self.path = str(path)
         config = pathlib.Path(path) / "assets" / "config.json"
@@ -633,8 +644,12 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
             ``export``: :mod:`lisa_tf.packages.export_cache`), label through the export (:class:`ExportPredictor`:
             the same frames; it starts without importing Keras or tracing a graph, which is what a
             one-off command wants) instead of the ``.keras`` model.
-        frames: the PropBank frame index a model with a sense head reads its senses' meanings from
-            (:mod:`lisa_tf.decoding.frame_meanings`; default: the shipped ``data/propbank-frames/frames.json.gz``).
+        frames: a user's own PropBank frame index, merged over the shipped ``data/propbank-frames/frames.json.gz``
+            (default: that alone) for a model with a sense head: the meanings
+            (:mod:`lisa_tf.decoding.frame_meanings`) and the senses of the lemmas it adds
+            (:mod:`lisa_tf.decoding.own_frames`). A SavedModel export chooses senses with the lexicon it
+            was exported with (``export --frames``); a package labelled through its cached export uses
+            the export built with these frames (:mod:`lisa_tf.packages.export_cache`).
         constraints: decode under the frame constraints (:class:`Predictor`); exports decode as they
             were exported (``export --no-constraints``), so ``False`` with an export path raises
             :class:`PredictionInputError`, and a package is then labelled through its ``.keras`` model.
@@ -649,13 +664,15 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
     _positive(token_budget, "token_budget")
     check_frames(frames)
     path = model_path(path, "srl")
-    limit = max_sentence_tokens or model_max_tokens_per_sentence(path)
+    # 0 is refused as any other value that is no positive whole number, not read as "the default"
+    limit = model_max_tokens_per_sentence(path) if max_sentence_tokens is None else _positive(
+        max_sentence_tokens, "max_sentence_tokens")
     package = is_package(path)
     export = None
     if package and prefer_export and constraints:
         from lisa_tf.packages.export_cache import cached_export
 
-        export = cached_export(path)
+        export = cached_export(path, frames)
     if export is None and (package or path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists()):
         from lisa_tf.models import DependencyParser
         from lisa_tf.models.runs import load_model_file, load_run
@@ -668,7 +685,10 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         raise PredictionInputError(f"constraints: {path} is a SavedModel export, which decodes as it was exported; "
                                    "give its run or .keras model to turn the constraints off, or export it with "
                                    "--no-constraints")
-    predictor = ExportPredictor(export or latest_version(path), limit, token_budget, frames)
+    from lisa_tf.util.native_logs import without_onednn_note
+
+    with without_onednn_note("load"):  # restoring an export runs its first graphs
+        predictor = ExportPredictor(export or latest_version(path), limit, token_budget, frames)
     if "srl_tags" not in predictor.signature.structured_outputs:
         raise ParserModelError(path)
     return predictor

@@ -196,18 +196,40 @@ def load_model_file(path: str | os.PathLike, dtype_policy: str = "float32"):
         keras.config.set_dtype_policy(previous)
 
 
-def with_sense_lexicon(model, run_dir: str | os.PathLike, dtype_policy: str = "float32"):
-    """``model`` (with a sense head, saved without its word-form lexicon) rebuilt with the lexicon of its
-    run (:func:`lisa_tf.decoding.sense_choice.lexicon_for_run`: the run's frame index and training data),
-    with the same weights."""
+def with_sense_lexicon(model, run_dir: str | os.PathLike, dtype_policy: str = "float32", rebuild: bool = False):
+    """``model`` (with a sense head, saved without its word-form lexicon, or ``rebuild``: with one built
+    by earlier code) rebuilt with the lexicon of its run as this code builds it
+    (:func:`lisa_tf.decoding.sense_choice.lexicon_for_run`: the run's frame index and training data, the
+    shipped word forms), with the same weights."""
     from data_pipeline.splits import read_split
     from lisa_tf.decoding.sense_choice import lexicon_for_run
 
     config = load_run_config(run_dir)
-    print(f"{run_dir}: the model has no sense lexicon; building it from {config.data.train} and the frame index",
-          file=sys.stderr)
+    print(f"{run_dir}: {'rebuilding the sense lexicon' if rebuild else 'the model has no sense lexicon; building it'} "
+          f"from {config.data.train}, the frame index and the word forms", file=sys.stderr)
     train = read_split(config.data.train, config.data.format, config.data.parse_train, config.data.max_train_sentences)
-    lexicon = lexicon_for_run(config, model.sense_labels, train)
+    return with_lexicon(model, lexicon_for_run(config, model.sense_labels, train), dtype_policy)
+
+
+def with_frames(model, frames: Optional[str | os.PathLike], dtype_policy: Optional[str] = None):
+    """``model`` deciding with the user's own frame index at ``frames`` merged over its word-form lexicon
+    (:mod:`lisa_tf.decoding.own_frames`: the rolesets of the lemmas it adds become candidates of their
+    forms, its rolesets' core roles constrain the decoding), rebuilt with the same weights. ``model``
+    itself when ``frames`` is None, when it has no lexicon (no sense head, or saved before models had
+    one) or when the index changes nothing of it. Rebuilt under ``dtype_policy`` (None: the model's own)."""
+    if frames is None or getattr(model, "sense_choice", None) is None:
+        return model
+    from lisa_tf.decoding.frame_meanings import own_frame_index
+    from lisa_tf.decoding.own_frames import lexicon_with_frames
+
+    old = dict(model.sense_lexicon)
+    new = lexicon_with_frames(old, len(model.sense_labels), own_frame_index(frames))
+    return model if new == old else with_lexicon(model, new, dtype_policy or model.dtype_policy.name)
+
+
+def with_lexicon(model, lexicon: Optional[dict], dtype_policy: str = "float32"):
+    """``model`` rebuilt with the word-form lexicon ``lexicon`` (:func:`lisa_tf.decoding.sense_choice.build_lexicon`'s
+    fields) under ``dtype_policy``, with the same weights."""
     previous = keras.config.dtype_policy().name
     keras.config.set_dtype_policy(dtype_policy)
     try:

@@ -12,15 +12,17 @@ prefer_export=True)`` labels through it when it is there, and through the ``.ker
 writes them). ``KEY`` is a hash of what the export is built from (:func:`model_files`: the package's
 ``model.keras`` and ``assets/``; the run's ``model.keras``, config, training-data sizes and trained
 weights) and of the code that exports it (the Python files of lisa_tf, export and data_pipeline, and the
-shipped frame index a sense model's meaning tables are built from), so a new model file, new weights,
-new limits, changed code or a new frame index get a new export, never a stale one. The
+shipped frame index a sense model's meaning tables are built from), and, for ``predict --frames``, of the
+user's own frame index merged into the export (:mod:`lisa_tf.decoding.own_frames`), so a new model file,
+new weights, new limits, changed code or a new frame index get a new export, never a stale one. The
 build is written beside its target and renamed into place (:mod:`lisa_tf.util.atomic_files`) under a file
 lock (``.NAME-KEY.lock``): two servers starting at once build it once, and a killed build leaves no half
 export behind.
 
 Old exports do not pile up: each build records its source's resolved path (``.NAME-KEY.source``), and
 once a new export of a source is built, :func:`remove_earlier_exports` removes the earlier exports of
-that same source (the same path; a model of the same name elsewhere keeps its own). A process that
+that same source (the same path, and the same ``--frames`` file or none; a model of the same name
+elsewhere keeps its own). A process that
 labels or serves through an export holds a shared lock on ``.NAME-KEY.use`` while it runs
 (:func:`hold_export`); an export whose build lock or use lock is held by anyone is left for a later
 build to remove. A removed export is first renamed out of its name in one step, so a process finds it
@@ -87,13 +89,16 @@ def model_files(source: str | os.PathLike) -> list[pathlib.Path]:
     return [source / KERAS_FILE] + [source / name for name in run_files if (source / name).is_file()]
 
 
-def package_key(package: str | os.PathLike) -> str:
+def package_key(package: str | os.PathLike, frames: Optional[str | os.PathLike] = None) -> str:
     """16 hex digits of the SHA-256 of the files the export is built from (:func:`model_files` of a
-    package or a run) and of the code that exports it (and the frame index it reads)."""
+    package or a run), of the code that exports it (and the frame index it reads) and of the user's own
+    frame index ``frames`` merged into it (``export --frames``; None: none)."""
     package = pathlib.Path(package)
     digest = hashlib.sha256()
     for path in _code_files():
         digest.update(path.read_bytes())
+    if frames is not None:
+        digest.update(b"frames\n" + pathlib.Path(frames).read_bytes())
     for path in model_files(package):
         digest.update(f"{path.relative_to(package)}\n".encode())
         with open(path, "rb") as handle:
@@ -102,17 +107,17 @@ def package_key(package: str | os.PathLike) -> str:
     return digest.hexdigest()[:16]
 
 
-def export_base(package: str | os.PathLike) -> pathlib.Path:
+def export_base(package: str | os.PathLike, frames: Optional[str | os.PathLike] = None) -> pathlib.Path:
     """The cached export's base path of a package or a run (``…/exports/NAME-KEY``: a TF Serving model
-    base path)."""
+    base path), built with the user's own frame index ``frames`` (None: none)."""
     package = pathlib.Path(package).resolve()
-    return cache_directory() / "exports" / f"{package.name}-{package_key(package)}"
+    return cache_directory() / "exports" / f"{package.name}-{package_key(package, frames)}"
 
 
-def cached_export(package: str | os.PathLike) -> Optional[pathlib.Path]:
-    """The cached export's version directory when it has been built (held for this process:
-    :func:`hold_export`), else None."""
-    base = export_base(package)
+def cached_export(package: str | os.PathLike, frames: Optional[str | os.PathLike] = None) -> Optional[pathlib.Path]:
+    """The cached export's version directory (built with the user's own frame index ``frames``; None:
+    none) when it has been built (held for this process: :func:`hold_export`), else None."""
+    base = export_base(package, frames)
     hold_export(base)
     version = base / "1"
     return version if (version / "saved_model.pb").exists() else None
@@ -161,17 +166,27 @@ def _unused(base: pathlib.Path) -> Iterator[bool]:
             handle.close()
 
 
-def record_source(base: pathlib.Path, source: str | os.PathLike) -> None:
-    """Record that the export ``base`` was built from ``source`` (its resolved path)."""
+def _source_record(source: str | os.PathLike, frames: Optional[str | os.PathLike]) -> str:
+    """What :func:`record_source` writes: ``source``'s resolved path, and with a user's own frame index
+    ``frames``, a tab and its resolved path (an export with other frames is another source's: the
+    export without them is not removed by one with them, nor the other way)."""
+    record = str(pathlib.Path(source).resolve())
+    return record if frames is None else f"{record}\t{pathlib.Path(frames).resolve()}"
+
+
+def record_source(base: pathlib.Path, source: str | os.PathLike, frames: Optional[str | os.PathLike] = None) -> None:
+    """Record that the export ``base`` was built from ``source`` (its resolved path) and the user's own
+    frame index ``frames`` (None: none)."""
     from lisa_tf.util.atomic_files import write_text
 
-    write_text(_lock_file(base, "source"), str(pathlib.Path(source).resolve()))
+    write_text(_lock_file(base, "source"), _source_record(source, frames))
 
 
-def remove_earlier_exports(base: pathlib.Path, source: str | os.PathLike) -> list[pathlib.Path]:
-    """Remove the exports beside ``base`` recorded as built from the same ``source`` under another
-    key, except those a process builds or uses (module docstring); returns the removed ones."""
-    source = str(pathlib.Path(source).resolve())
+def remove_earlier_exports(base: pathlib.Path, source: str | os.PathLike,
+                           frames: Optional[str | os.PathLike] = None) -> list[pathlib.Path]:
+    """Remove the exports beside ``base`` recorded as built from the same ``source`` and ``frames``
+    under another key, except those a process builds or uses (module docstring); returns the removed ones."""
+    source = _source_record(source, frames)
     name = re.escape(base.name.rsplit("-", 1)[0])
     removed = []
     for record in sorted(base.parent.glob(".*.source")):

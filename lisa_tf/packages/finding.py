@@ -5,6 +5,7 @@ take, also by its name (``"srl"``: ``models/srl``)::
 
     models/srl/      model.keras   card.json   MODEL_CARD.md   assets/config.json   assets/vocab_info.json
                      propbank-frames/ATTRIBUTION   propbank-frames/LICENSE   (a model with a sense head)
+                     english-word-forms/ATTRIBUTION   english-word-forms/LICENSE   (its sense lexicon's word forms)
 
 This module names those files and finds a package by its name or path; it imports nothing that builds
 or loads a model, so everything that loads one sits above it. Writing a package and its card is

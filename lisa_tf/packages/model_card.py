@@ -237,7 +237,8 @@ def _footer(card: dict, limits) -> list[str]:
         else:  # the parser run packaged beside it, and its package's name
             options += f" --parser {parser['key']}" if parser.get("key", "parser") != "parser" else ""
             options += f" --parser-name {parser['package']}" if parser.get("package", "parser") != "parser" else ""
-        lines += ["", "## Rebuilding", "", "```", f"./run_experiments.sh open --models {key}",
+        overrides = f" --set {' '.join(card['set'])}" if card.get("set") else ""
+        lines += ["", "## Rebuilding", "", "```", f"./run_experiments.sh open --models {key}{overrides}",
                   f"python -m lisa_tf package-model --model {key}{options}", "```", ""]
     else:
         lines += ["", "## Rebuilding", "", "Packaged with the SRL model it parses for (`python -m lisa_tf package-model`, "

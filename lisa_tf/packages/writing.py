@@ -7,7 +7,9 @@ and writes, per model, one package directory (its files: :mod:`lisa_tf.packages.
 ``model.keras`` is the model (optionally with 16-bit weights: :mod:`lisa_tf.packages.storage_precision`);
 ``assets/`` holds its run's config and training-data sizes (the request limits). A model with a sense
 head shows the meanings of the shipped PropBank frame index (:mod:`lisa_tf.decoding.frame_meanings`), so its
-package carries that index's attribution and CC BY-SA 4.0 licence in ``propbank-frames/``. The TensorFlow
+package carries that index's attribution and CC BY-SA 4.0 licence in ``propbank-frames/``, and those of the
+word-form table its sense lexicon is built with (:mod:`data_pipeline.word_forms`) in ``english-word-forms/``;
+the lexicon is built again when the model is packaged, from the run's training data with this code. The TensorFlow
 Serving export is built from it where it is needed (:mod:`lisa_tf.packages.export_cache`), not stored.
 
 ``card.json`` holds every figure of the model card, taken from the run's files (its config,
@@ -50,9 +52,14 @@ LICENCES = {
               "repackaged under MIT",
     "propbank-frames": "PropBank frame files 3.4 (roleset names and role meanings shown with the predicted senses): "
                        "CC BY-SA 4.0, see propbank-frames/ATTRIBUTION and LICENSE in the package",
+    "english-word-forms": "English word forms of the sense lexicon (irregular forms such as lent -> lend): derived "
+                          "from LemmInflect (MIT) and the NLM SPECIALIST Lexicon, see english-word-forms/ATTRIBUTION "
+                          "and LICENSE in the package",
 }
 #: The directory of a package that holds the frame index's attribution and licence (a sense head's).
 FRAMES_ATTRIBUTION = "propbank-frames"
+#: The directory of a package that holds the word-form table's attribution and licence (its sense lexicon's).
+WORD_FORMS_ATTRIBUTION = "english-word-forms"
 
 
 #: Under which licence a shipped model's weights are given: they are trained on CC BY-SA 4.0 data
@@ -136,11 +143,15 @@ def _package(model, run_dir: pathlib.Path, build: pathlib.Path, float16: bool = 
 
     save_model(model, build / KERAS_FILE, float16_weights=float16)
     if getattr(model, "sense_head", None) is not None:
+        from data_pipeline.word_forms import DEFAULT_WORD_FORMS
         from lisa_tf.decoding.frame_meanings import attribution_files
 
         (build / FRAMES_ATTRIBUTION).mkdir()
         for name, source in attribution_files().items():
             shutil.copy(source, build / FRAMES_ATTRIBUTION / name)
+        (build / WORD_FORMS_ATTRIBUTION).mkdir()  # the lexicon's irregular forms come from the word-form table
+        for name in ("ATTRIBUTION", "LICENSE"):
+            shutil.copy(DEFAULT_WORD_FORMS.parent / name, build / WORD_FORMS_ATTRIBUTION / name)
     (build / PACKAGE_ASSETS).mkdir()
     # the run's data paths inside the repository as a config file writes them, relative to it
     config = _repository_paths(json.loads((run_dir / "config.json").read_text()))
@@ -224,9 +235,11 @@ def _srl_card(model, float32_model, name: str, entry: dict, results: dict, train
         "labels": _labels(model),
         "parameters": int(model.count_params()),
         "evaluation": entry["eval"],
+        "set": list(entry.get("set", [])),  # the experiment's --set overrides: the rebuild command gives them
         "licences": [LICENCES["propbank-ewt"], LICENCES["glove"]]
                     + ([LICENCES["minilm"]] if config["model"].get("contextual") else [])
-                    + ([LICENCES["propbank-frames"]] if getattr(model, "sense_head", None) is not None else []),
+                    + ([LICENCES["propbank-frames"], LICENCES["english-word-forms"]]
+                       if getattr(model, "sense_head", None) is not None else []),
         "weights_licence": WEIGHTS_LICENCE,
     }
     if parser_entry is not None:
@@ -263,6 +276,10 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
         srl_build = stack.enter_context(partial_directory(out / name))
         parser_build = stack.enter_context(partial_directory(out / parser_name)) if parser_key else None
         model = load_run(srl_run)
+        if getattr(model, "sense_head", None) is not None:  # the lexicon as this code builds it, not as at training
+            from lisa_tf.models.runs import with_sense_lexicon
+
+            model = with_sense_lexicon(model, srl_run, model.dtype_policy.name, rebuild=True)
         files = _package(model, srl_run, srl_build, float16)
         packaged = _load_packaged(srl_build)
         card = _srl_card(packaged, model if float16 else None, name, entry, results, _training(srl_run), parser_entry,

@@ -4,7 +4,9 @@
   400k and 500k steps — ``keras.optimizers.schedules.PiecewiseConstantDecay``.
 * LISA (Strubell et al. 2018, §4 / appendix): Nadam (β1 0.9, β2 0.98, ε 1e-12) with
   lr = base · min(step^-0.5, step · warmup^-1.5) (Vaswani et al. 2017, Eqn 3): :class:`WarmupInverseSqrt`.
-* Both clip the global gradient norm (``global_clipnorm``).
+* Fine-tuning a pre-trained encoder, the usual alternative: linear warm-up, then linear decay to 0
+  (:class:`WarmupLinearDecay`, ``train.schedule = "linear"``).
+* All clip the global gradient norm (``global_clipnorm``).
 * A fine-tuned contextual encoder learns at a fraction of the rate, less in its lower blocks
   (:mod:`lisa_tf.training.learning_rate_scales`).
 """
@@ -45,10 +47,40 @@ class WarmupInverseSqrt(keras.optimizers.schedules.LearningRateSchedule):
         return {"base": self.base, "warmup_steps": self.warmup_steps}
 
 
+@keras.saving.register_keras_serializable(package="lisa_tf")
+class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """lr(step) = peak · (step + 1) / warmup during the warm-up, then Keras' ``PolynomialDecay`` of power 1
+    from ``peak`` to 0 over the remaining steps: the schedule BERT-style fine-tuning uses (Devlin et al.
+    2019, §A.2; Shi & Lin 2019 fine-tune their SRL models with it).
+
+    Args:
+        peak: the learning rate at the end of the warm-up.
+        warmup_steps: steps of linear warm-up.
+        total_steps: the step where the rate reaches 0 (``train.max_steps``).
+    """
+
+    def __init__(self, peak: float, warmup_steps: int, total_steps: int):
+        self.peak = peak
+        self.warmup_steps = warmup_steps
+        self.total_steps = total_steps
+        self.decay = keras.optimizers.schedules.PolynomialDecay(
+            peak, max(total_steps - warmup_steps, 1), end_learning_rate=0.0, power=1.0)
+
+    def __call__(self, step):
+        step = tf.cast(step, tf.float32)
+        warmup = tf.cast(self.warmup_steps, tf.float32)
+        return tf.where(step < warmup, self.peak * (step + 1.0) / warmup, self.decay(step - warmup))
+
+    def get_config(self):
+        return {"peak": self.peak, "warmup_steps": self.warmup_steps, "total_steps": self.total_steps}
+
+
 def learning_rate(config: TrainConfig):
     """The schedule named by ``config.schedule``."""
     if config.schedule == "noam":
         return WarmupInverseSqrt(config.learning_rate, config.warmup_steps)
+    if config.schedule == "linear":
+        return WarmupLinearDecay(config.learning_rate, config.warmup_steps, config.max_steps)
     if len(config.values) != len(config.boundaries) + 1:
         raise ValueError(
             f"train.values needs one more entry than train.boundaries; found {len(config.values)} and {len(config.boundaries)}"

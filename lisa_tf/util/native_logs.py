@@ -14,7 +14,8 @@ DT_INT32 only on platforms with AVX-512. Falling back to the default Eigen-based
 present.`` (:data:`ONEDNN_NOTE`), logged once per process when the first graph holding an int32 op runs,
 which a user reads as a failure. Running such a graph at start-up to capture it would initialise
 TensorFlow's devices before a command can split the CPU into logical replicas, and level 3 would hide
-real errors, so the command line runs each TensorFlow command inside :class:`filtered_stderr`: file
+real errors, so the command line runs each TensorFlow command inside :class:`filtered_stderr`, and the
+library its first model calls inside :func:`without_onednn_note`. For a command: file
 descriptor 2 (which child processes inherit) becomes a pipe to a small filter process that drops
 exactly that line and writes every other byte to the real stderr as it comes. The filter is a process,
 not a thread, so what the command wrote before an abort or a crash still reaches the user after it.
@@ -22,10 +23,12 @@ not a thread, so what the command wrote before an abort or a crash still reaches
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
 import tempfile
+from typing import Callable, Iterator
 
 #: oneDNN's note on a CPU without AVX-512 that it lacks a kernel for a type (int32, bool), the whole line
 ONEDNN_NOTE = re.compile(
@@ -44,6 +47,7 @@ _NOISE = re.compile(
 _NO_GPU = re.compile(r"^E\d{4} .*(cuInit|cuda_platform|CUDA error)")
 
 _imported = False
+_first_calls_done: set = set()
 
 
 def startup_lines(text: str, gpus: int) -> list[str]:
@@ -56,6 +60,27 @@ def startup_lines(text: str, gpus: int) -> list[str]:
     return keep
 
 
+@contextlib.contextmanager
+def _captured(keep: Callable[[str], list[str]]) -> Iterator[None]:
+    """Within the block, file descriptor 2 goes to a temporary file; after it, the lines ``keep`` returns
+    of what was written there go to stderr."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            lines = keep(captured.read().decode("utf-8", "replace"))
+            if lines:
+                sys.stderr.write("\n".join(lines) + "\n")
+                sys.stderr.flush()
+
+
 def import_tensorflow() -> None:
     """Import TensorFlow and find the devices, showing only start-up lines worth reading
     (once per process; a no-op when TensorFlow was imported before)."""
@@ -64,24 +89,23 @@ def import_tensorflow() -> None:
         _imported = True
         return
     _imported = True
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as captured:
-        os.dup2(captured.fileno(), 2)
-        gpus = 0
-        try:
-            import tensorflow as tf
+    found = {"gpus": 0}
+    with _captured(lambda text: startup_lines(text, found["gpus"])):
+        import tensorflow as tf
 
-            gpus = len(tf.config.list_physical_devices("GPU"))
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            captured.seek(0)
-            lines = startup_lines(captured.read().decode("utf-8", "replace"), gpus)
-            if lines:
-                sys.stderr.write("\n".join(lines) + "\n")
-                sys.stderr.flush()
+        found["gpus"] = len(tf.config.list_physical_devices("GPU"))
+
+
+def without_onednn_note(call: str):
+    """A context for the library's first model calls of the process, where oneDNN logs :data:`ONEDNN_NOTE`
+    (the first graph with an int32 op: restoring an export in ``lisa_tf.load``, or a predictor's first
+    ``label``): the note is dropped and every other line written there is shown after it. ``call`` names
+    the call; it is captured the first time only. The command line filters the note for the whole
+    command (:class:`filtered_stderr`); a user's own script has only this."""
+    if call in _first_calls_done:
+        return contextlib.nullcontext()
+    _first_calls_done.add(call)
+    return _captured(lambda text: [line for line in text.splitlines() if not ONEDNN_NOTE.match(line)])
 
 
 #: Beam's warnings on import a user cannot act on: BigQuery's client libraries being absent (not used

@@ -15,8 +15,9 @@ def add_arguments(parser):
                              "of each core role, C-/R- after their role, only the predicted roleset's core roles)")
     parser.add_argument("--allow-untrained", action="store_true",
                         help="export a run that has no trained weights yet (its initial model), with a warning")
-    parser.add_argument("--frames", help="PropBank frame index of the senses' meanings (default: the shipped "
-                                         "data/propbank-frames/frames.json.gz); models with a sense head only")
+    parser.add_argument("--frames", help="your own PropBank frame index, merged over the shipped one into the export: "
+                                         "its meanings win, its lemmas' rolesets become senses of their words "
+                                         "(models with a sense head only)")
 
 
 def _package(args):

@@ -41,8 +41,8 @@ def add_arguments(parser):
     parser.add_argument("--max-sentence-tokens", type=positive_int, default=None,
                         help="longest sentence to label (default: the model's longest training sentence, as predict "
                              "and serve); longer ones are dead letters")
-    parser.add_argument("--frames", help="PropBank frame index the senses' meanings are read from, readable where the "
-                                         "workers run (default: the shipped one; models with a sense head only)")
+    parser.add_argument("--frames", help="your own PropBank frame index, merged over the shipped one (as predict "
+                                         "--frames), readable where the workers run; models with a sense head only")
 
 
 def _pipeline_options(runner: str, flags: list):

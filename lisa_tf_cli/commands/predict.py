@@ -43,8 +43,9 @@ def add_arguments(parser):
                         help="all (default): every predicate the model finds, nominal ones and auxiliaries included "
                              "(as PropBank-EWT annotates them); verbal: verb frames only, as most SRL tools give "
                              "(no nouns, no auxiliaries such as had, been, did, 'll)")
-    parser.add_argument("--frames", help="PropBank frame index the senses' meanings are read from (default: the "
-                                         "shipped data/propbank-frames/frames.json.gz; models with a sense head only)")
+    parser.add_argument("--frames", help="your own PropBank frame index (python -m data_pipeline.frame_index build), "
+                                         "merged over the shipped one: its meanings win, its lemmas' rolesets "
+                                         "become senses of their words (models with a sense head only)")
     parser.add_argument("--no-constraints", dest="constraints", action="store_false",
                         help="decode with the plain BIO Viterbi instead of the frame constraints (default: at most one "
                              "of each core role, C-/R- after their role, only the predicted roleset's core roles)")
@@ -135,11 +136,12 @@ def check(args) -> None:
     check_frame_index(args.frames, "--frames")  # read and checked whole, before the model loads
 
 
-def _export_cache(model) -> None:
+def _export_cache(model, frames=None) -> None:
     """A packaged model is labelled through its SavedModel export, which starts without Keras or
     tracing: built into the cache on the first ``predict`` (or ``serve``), reused from then on
-    (:mod:`lisa_tf.packages.export_cache`). A cache that cannot be written leaves the ``.keras`` model to label,
-    with a warning."""
+    (:mod:`lisa_tf.packages.export_cache`); with ``--frames``, an export of its own, with the user's frame
+    index merged into it. A cache that cannot be written leaves the ``.keras`` model to label, with a
+    warning."""
     import sys
 
     from lisa_tf.packages.export_cache import ExportCacheError
@@ -150,7 +152,7 @@ def _export_cache(model) -> None:
     from export.cache_build import build_export
 
     try:
-        build_export(model, report=lambda line: print(line, file=sys.stderr, flush=True))
+        build_export(model, report=lambda line: print(line, file=sys.stderr, flush=True), frames=frames)
     except ExportCacheError as error:
         print(f"warning: {error}; labelling with {model} without it (a slower start)", file=sys.stderr)
 
@@ -251,7 +253,7 @@ def run(args) -> int:
 
     check(args)
     if args.constraints:  # the export decodes with the constraints; without them the .keras model labels
-        _export_cache(check_model(args.model))
+        _export_cache(check_model(args.model), args.frames)
     try:
         predictor = load(args.model, token_budget=args.batch_tokens, max_sentence_tokens=args.max_sentence_tokens,
                          prefer_export=True, frames=args.frames, constraints=args.constraints)

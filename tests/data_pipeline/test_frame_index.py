@@ -85,6 +85,23 @@ def test_propbank_3_1_role_links(tmp_path):
     assert old.rolesets_of("bark_up_the_wrong_tree") == ["bark_up_the_wrong_tree.02"]
 
 
+def test_an_index_over_another_wins_its_clashes_and_keeps_the_rest(index, tmp_path):
+    """``over``: a user's own index merged over the shipped one (3.1's bark.xml over the 3.4 files): its
+    bark.01 in place of 3.4's, whole; 3.4's other rolesets kept; its own added; a saved merge loads."""
+    old = FrameIndex.from_frame_files(FRAMES_3_1, {**SOURCE, "commit": "v3.1"})
+    merged = old.over(index)
+    assert merged.roleset("bark.01").name == "like a dog"  # 3.1's (3.4: "vocalize like a dog")
+    assert merged.roleset("bark.01").roles[0].vn_roles == (("37.3", "Agent"),)
+    assert merged.roleset("kill.01") == index.roleset("kill.01")
+    assert merged.roleset("bark_up_wrong_tree.02") == index.roleset("bark_up_wrong_tree.02")  # 3.4's only
+    assert merged.rolesets_of("bark_up_the_wrong_tree") == ["bark_up_the_wrong_tree.02"]  # 3.1's only
+    assert len(merged) == len(index) + 1
+    assert merged.source["commit"] == PINNED and merged.source["over_commit"] == "v3.1"
+    assert (len(index), len(old)) == (index.counts["rolesets"], old.counts["rolesets"])  # neither changed
+    merged.save(tmp_path / "merged.json.gz")
+    assert FrameIndex.load(tmp_path / "merged.json.gz") == merged
+
+
 def test_save_load_round_trip_and_same_bytes(index, tmp_path):
     index.save(tmp_path / "a.json.gz")
     assert FrameIndex.load(tmp_path / "a.json.gz") == index

@@ -1,7 +1,7 @@
 import numpy as np
 
 from lisa_tf.config import TrainConfig
-from lisa_tf.training.optimizers import WarmupInverseSqrt, make_optimizer
+from lisa_tf.training.optimizers import WarmupInverseSqrt, WarmupLinearDecay, make_optimizer
 
 
 def test_noam_schedule_matches_formula_and_peaks_at_warmup():
@@ -23,3 +23,14 @@ def test_deepatt_piecewise_halving():
 def test_lisa_nadam():
     optimizer = make_optimizer(TrainConfig(optimizer="nadam", schedule="noam", learning_rate=0.04, epsilon=1e-12, clip_norm=5.0))
     assert optimizer.beta_2 == 0.98 and optimizer.epsilon == 1e-12 and optimizer.global_clipnorm == 5.0
+
+
+def test_linear_schedule_warms_up_then_falls_in_a_line_to_zero_at_the_last_step():
+    optimizer = make_optimizer(TrainConfig(optimizer="nadam", schedule="linear", learning_rate=0.002,
+                                           warmup_steps=400, max_steps=2500))
+    schedule = optimizer._learning_rate
+    assert isinstance(schedule, WarmupLinearDecay)
+    got = [float(schedule(s)) for s in (0, 199, 399, 400, 1450, 2500, 3000)]
+    np.testing.assert_allclose(got, [0.002 / 400, 0.002 * 200 / 400, 0.002, 0.002, 0.001, 0.0, 0.0], atol=1e-9)
+    again = WarmupLinearDecay(**schedule.get_config())
+    assert [float(again(s)) for s in (0, 1450)] == [float(schedule(s)) for s in (0, 1450)]
