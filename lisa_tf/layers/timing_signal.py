@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 
 import keras
-import keras_hub
 from keras import ops
 
 _LAYOUTS = ("interleave", "concat")
@@ -84,6 +83,10 @@ class TimingSignal(keras.layers.Layer):
         self.max_wavelength = max_wavelength
         self.min_timescale = min_timescale
         self.layout = layout
+        # keras-hub (with its model registry, ~0.4 s) is imported where a model is built, not by `import
+        # lisa_tf` (which registers this class): a script labelling through an export builds none.
+        import keras_hub
+
         # keras-hub's layer computes in its own compute dtype: pin it to float32.
         self.sine = keras_hub.layers.SinePositionEncoding(max_wavelength=max_wavelength, dtype="float32", name="sine")
         self.built = True
