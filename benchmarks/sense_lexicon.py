@@ -10,15 +10,18 @@ verb tokens (VERB, AUX whose form no regular inflection of the gold lemma gives:
 over all content tokens the share given a single-word index lemma that is neither the gold lemma nor the
 form itself (``former`` read as ``form``). Each figure is given for the lexicon as built (regular
 inflection corrected by the word-form table of :mod:`data_pipeline.word_forms`) and, as before that
-table, by regular inflection alone.
+table, by regular inflection alone. With the CoNLL-2005 test sets (``--conll05``: their words and target
+verbs, no rolesets), it counts the verbs whose most frequent training roleset among their candidates (or
+whose fallback) is no verb's: a roleset without a verb alias (``fine.04``, "alright, ok", for ``fined``).
 
-    PYTHONPATH=. python benchmarks/sense_lexicon.py [--train FILE] [--test FILE] [--conllu FILE]
+    PYTHONPATH=. python benchmarks/sense_lexicon.py [--train FILE] [--test FILE] [--conllu FILE] [--conll05 DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import gzip
 import json
 import pathlib
 
@@ -30,6 +33,7 @@ from lisa_tf.decoding.sense_choice import _index_forms, _index_words, build_lexi
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "propbank-ewt"
+CONLL05 = ROOT.parent / "shared" / "data" / "conll05st" / "conll05st-release"
 OUT = ROOT / "benchmarks" / "out" / "sense_lexicon.json"
 
 
@@ -41,13 +45,44 @@ def lemma_check(conllu: pathlib.Path, index: FrameIndex, word_forms: WordForms) 
     return score(lambda form: lemmas_of.get(form, set()), list(conllu_tokens([conllu])), words)
 
 
-def measure(train: pathlib.Path, test: pathlib.Path, index: FrameIndex, word_forms: WordForms) -> dict:
+def verb_roleset_check(conll05: pathlib.Path, lexicon: dict, row: dict, index: FrameIndex,
+                       frequency: collections.Counter) -> collections.Counter:
+    """On the CoNLL-2005 test sets' target verbs: how many there are, and how many get as their most frequent
+    candidate (or fallback) a roleset with no verb alias, which a verb cannot have (module docstring)."""
+    def verbal(roleset_id: str) -> bool:
+        roleset = index.roleset(roleset_id)
+        return roleset is None or any(tag == "v" for _, tag in roleset.aliases)
+
+    counts = collections.Counter()
+    for split in ("test.wsj", "test.brown"):
+        with gzip.open(conll05 / split / "words" / f"{split}.words.gz", "rt") as words, \
+                gzip.open(conll05 / split / "props" / f"{split}.props.gz", "rt") as props:
+            for word, prop in zip(words, props):
+                target = prop.split()[:1]
+                if not target or target[0] == "-":
+                    continue
+                counts["conll05_verbs"] += 1
+                r = row.get(word.strip().lower())
+                if r is None:
+                    continue
+                options = [lexicon["rolesets"][i] for i in lexicon["candidates"][r]]
+                if not options and lexicon["fallbacks"][r] >= 0:
+                    options = [lexicon["rolesets"][lexicon["fallbacks"][r]]]
+                counts["conll05_verbs_given_no_verb_roleset"] += bool(options) and not verbal(
+                    max(options, key=lambda o: frequency[o]))
+    return counts
+
+
+def measure(train: pathlib.Path, test: pathlib.Path, index: FrameIndex, word_forms: WordForms,
+            conll05: pathlib.Path | None = None) -> dict:
     training = read_conll12(train)
     frequency = collections.Counter(r for _, r in training_predicates(training) if r)
     senses = sorted(frequency)
     lexicon = build_lexicon(index, senses, training_predicates(training), _index_forms(index, word_forms))
     row = {form: i for i, form in enumerate(lexicon["forms"])}
     counts = collections.Counter()
+    if conll05 is not None:
+        counts.update(verb_roleset_check(conll05, lexicon, row, index, frequency))
     for sentence in read_conll12(test):
         for predicate in sentence.predicates:
             gold = predicate.roleset
@@ -84,12 +119,16 @@ def main(argv=None) -> dict:
     parser.add_argument("--test", type=pathlib.Path, default=DATA / "test.gold_conll.gz")
     parser.add_argument("--conllu", default=str(DATA / "test.conllu.gz"),
                         help="CoNLL-U file with gold lemmas for the lemmatiser check; empty: no check")
+    parser.add_argument("--conll05", default=str(CONLL05) if CONLL05.is_dir() else "",
+                        help="the CoNLL-2005 release directory (test.wsj, test.brown with words) for the verb "
+                             "roleset check; empty: no check")
     parser.add_argument("--index", type=pathlib.Path, default=DEFAULT_FRAME_INDEX)
     parser.add_argument("--out", type=pathlib.Path, default=OUT)
     args = parser.parse_args(argv)
     index = FrameIndex.load(args.index)
     tables = {"": shipped_word_forms(), "_regular_only": WordForms({}, {})}
-    result = {f"lexicon{key}": measure(args.train, args.test, index, forms) for key, forms in tables.items()}
+    conll05 = pathlib.Path(args.conll05) if args.conll05 else None
+    result = {f"lexicon{key}": measure(args.train, args.test, index, forms, conll05) for key, forms in tables.items()}
     if args.conllu:
         result.update({f"lemmas{key}": lemma_check(pathlib.Path(args.conllu), index, forms) for key, forms in tables.items()})
     after, before = result["lexicon"], result["lexicon_regular_only"]
@@ -105,6 +144,9 @@ def main(argv=None) -> dict:
     row("no roleset known", lambda lex: f"{lex.get('none', 0):,}")
     row("most frequent candidate (no model)", lambda lex: f"{100 * lex['most_frequent_candidate_accuracy']:.2f} %")
     row("forms in the lexicon", lambda lex: f"{lex['forms']:,}")
+    if conll05 is not None:
+        row("CoNLL-2005 test verbs given a roleset with no verb alias", lambda lex: f"{lex['conll05_verbs_given_no_verb_roleset']:,} "
+            f"of {lex['conll05_verbs']:,}")
     if "lemmas" in result:
         after, before = result["lemmas"], result["lemmas_regular_only"]
         row("lemma of content words found (UD gold)", lambda lem: f"{100 * lem['share_found']:.2f} % of {lem['tokens']:,}")

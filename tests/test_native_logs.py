@@ -118,3 +118,29 @@ def test_the_librarys_first_model_call_drops_the_onednn_note_and_keeps_the_rest(
     with native_logs.without_onednn_note("label"):  # captured the first time only
         os.write(2, f"{ONEDNN_LINE}\n".encode())
     assert capfd.readouterr().err.splitlines() == [ONEDNN_LINE]
+
+
+def test_loading_a_keras_model_drops_the_onednn_note(capfd, monkeypatch, tmp_path):
+    """Building ``srl`` (its MiniLM encoder) runs int32 ops and logs the note while ``lisa_tf.load`` reads the
+    ``.keras`` model, before any label call: that read is captured too, and other lines are kept."""
+    import os
+
+    import pytest
+
+    from lisa_tf.labelling.predictor import load
+    from lisa_tf.models import runs
+    from lisa_tf.util import native_logs
+
+    class Read(Exception):
+        pass
+
+    def load_model_file(path):
+        os.write(2, f"{ONEDNN_LINE}\n{NATIVE_ERROR}\n".encode())
+        raise Read(path)
+
+    monkeypatch.setattr(native_logs, "_first_calls_done", set())
+    monkeypatch.setattr(runs, "load_model_file", load_model_file)
+    (tmp_path / "model.keras").write_bytes(b"")
+    with pytest.raises(Read):
+        load(tmp_path / "model.keras", max_sentence_tokens=100)
+    assert capfd.readouterr().err.splitlines() == [NATIVE_ERROR]

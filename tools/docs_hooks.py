@@ -48,10 +48,13 @@ def commands_help() -> str:
 
 def displacy_picture(sentence: str = DISPLACY_SENTENCE) -> str:
     """The first frame of ``sentence`` labelled by ``spacy.blank("en")`` + sentencizer + ``lisa_srl``
-    (the shipped model), drawn by ``displacy.render(style="span")``: one block of HTML."""
+    (the shipped model), its roles labelled with their meanings by ``displacy_frame`` and drawn by
+    ``displacy.render(style="span", manual=True)``: one block of HTML."""
     _importable()
     import spacy
     from spacy import displacy
+
+    from lisa_tf_spacy import displacy_frame
 
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
@@ -59,9 +62,10 @@ def displacy_picture(sentence: str = DISPLACY_SENTENCE) -> str:
     doc = nlp(sentence)
     if not doc._.frames:
         raise RuntimeError(f"docs/spacy.md: the shipped model finds no frame in {sentence!r} to draw")
-    key = doc._.frames[0]["spans_key"]
-    colours = {s.label_: ROLE_COLOURS.get(s.label_, "#d9d9f3") for s in doc.spans[key]}
-    html = displacy.render(doc, style="span", options={"spans_key": key, "colors": colours})
+    data = displacy_frame(doc, doc._.frames[0]["spans_key"])
+    # a label is the role's code, then its meaning (``ARG2 hearer``): the code picks the colour
+    colours = {s["label"]: ROLE_COLOURS.get(s["label"].split()[0], "#d9d9f3") for s in data["spans"]}
+    html = displacy.render(data, style="span", manual=True, options={"colors": colours})
     # one block without blank lines, which Markdown would end the HTML block at
     return " ".join(line.strip() for line in html.splitlines() if line.strip())
 

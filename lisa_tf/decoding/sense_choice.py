@@ -21,6 +21,11 @@ Where the candidates of a form come from:
    finds the word's lemma is measured against UD English-EWT's gold lemmas by
    ``benchmarks/sense_lexicon.py`` (99.03 % of content tokens; 82.59 % by regular inflection alone). A
    phrasal lemma (``pick_up``) is also a candidate of its first word, where PropBank puts the predicate.
+   A regular inflection keeps only the rolesets its ending fits (the part of speech of the roleset's alias,
+   :data:`INFLECTION_POS`): ``fined`` is ``fine.01`` (a verb's) and never ``fine.04`` ("alright, ok", an
+   adjective's), ``fared`` no form of ``far``. On the CoNLL-2005 test verbs (WSJ and Brown, 6,071), the most
+   frequent training roleset among a verb's candidates is one without a verb alias for 16 of them, 47
+   without this rule.
 
 The choice for one predicate, and its *source*:
 
@@ -59,14 +64,44 @@ def _index_words(frame_index, word_forms: Optional[WordForms] = None) -> dict[st
     return lemmas_of
 
 
+#: The parts of speech (PropBank's alias tags) a regular inflection of a word can have, by its ending: an
+#: -ed form is a verb's ("fined" is fine.01 "extract money because of misdeed", never the adjective's
+#: fine.04 "alright, ok"), -ing a verb's or a noun's, -er and -est an adjective's, -s a verb's or a noun's.
+#: On PropBank-EWT (train, dev and test) the gold roleset of a regular inflection keeps one of these in
+#: 12,778 of 12,789 predicates.
+INFLECTION_POS = (("ing", frozenset("vn")), ("ed", frozenset("v")), ("est", frozenset("j")),
+                  ("er", frozenset("j")), ("s", frozenset("vn")))
+
+
+def _rolesets_of_form(frame_index, word: str, head: str, form: str, word_forms: WordForms) -> list[str]:
+    """The rolesets of index word ``word`` that ``form``, an inflection of its head ``head``, can have: those
+    whose aliases of ``word`` have a part of speech the inflection's ending allows (:data:`INFLECTION_POS`),
+    or give ``word`` no part of speech at all; every roleset of ``word`` for the head itself and its irregular
+    forms. So ``fared`` is no form of the adjective ``far``."""
+    rolesets = frame_index.rolesets_of(word)
+    if form == head or form in word_forms.irregular.get(head, ()):
+        return rolesets
+    allowed = next((tags for ending, tags in INFLECTION_POS if form.endswith(ending)), None)
+    if allowed is None:
+        return rolesets
+
+    def fits(roleset_id: str) -> bool:
+        tags = {tag for alias, tag in frame_index.roleset(roleset_id).aliases if alias == word and tag}
+        return not tags or bool(tags & allowed)
+
+    return [r for r in rolesets if fits(r)]
+
+
 def _index_forms(frame_index, word_forms: Optional[WordForms] = None) -> dict[str, tuple[frozenset[str], str]]:
-    """form → (every roleset of every index word it can be an inflection of (:func:`_index_words`), the
-    first of them in :func:`_roleset_order`)."""
-    forms = {}
-    for form, lemmas in _index_words(frame_index, word_forms).items():
-        found = frozenset(r for lemma in lemmas for r in frame_index.rolesets_of(lemma))
-        forms[form] = (found, min(found, key=_roleset_order) if found else "")
-    return forms
+    """form → (every roleset of every index word it can be an inflection of (:func:`_index_words`) that its
+    ending allows (:func:`_rolesets_of_form`), the first of them in :func:`_roleset_order`)."""
+    word_forms = shipped_word_forms() if word_forms is None else word_forms
+    found: dict[str, set[str]] = defaultdict(set)
+    for word in frame_index.lemmas():
+        for head in index_heads([word]):
+            for form in word_forms.inflections(head):
+                found[form].update(_rolesets_of_form(frame_index, word, head, form, word_forms))
+    return {form: (frozenset(rolesets), min(rolesets, key=_roleset_order)) for form, rolesets in found.items() if rolesets}
 
 
 

@@ -673,11 +673,14 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         from lisa_tf.packages.export_cache import cached_export
 
         export = cached_export(path, frames)
+    from lisa_tf.util.native_logs import without_onednn_note
+
     if export is None and (package or path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists()):
         from lisa_tf.models import DependencyParser
         from lisa_tf.models.runs import load_model_file, load_run
 
-        model = load_model_file(path / MODEL_FILE if package else path) if package or path.is_file() else load_run(path)
+        with without_onednn_note("load"):  # building a model with a contextual encoder runs int32 ops
+            model = load_model_file(path / MODEL_FILE if package else path) if package or path.is_file() else load_run(path)
         if isinstance(model, DependencyParser):
             raise ParserModelError(path)
         return Predictor(model, token_budget, limit, frames, constraints)
@@ -685,8 +688,6 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         raise PredictionInputError(f"constraints: {path} is a SavedModel export, which decodes as it was exported; "
                                    "give its run or .keras model to turn the constraints off, or export it with "
                                    "--no-constraints")
-    from lisa_tf.util.native_logs import without_onednn_note
-
     with without_onednn_note("load"):  # restoring an export runs its first graphs
         predictor = ExportPredictor(export or latest_version(path), limit, token_budget, frames)
     if "srl_tags" not in predictor.signature.structured_outputs:

@@ -42,3 +42,30 @@ def test_former_is_no_form_of_form():
     row = lexicon["forms"].index("former")
     assert lexicon["candidates"][row] == []
     assert lexicon["rolesets"][lexicon["fallbacks"][row]] == "former.01"
+
+
+def _choices(senses, form):
+    """(candidates, fallback) of ``form`` in the lexicon of a model that knows ``senses``."""
+    lexicon = build_lexicon(FrameIndex.load(DEFAULT_FRAME_INDEX), senses, [])
+    row = lexicon["forms"].index(form)
+    fallback = lexicon["fallbacks"][row]
+    return [senses[i] for i in lexicon["candidates"][row]], lexicon["rolesets"][fallback] if fallback >= 0 else None
+
+
+def test_a_verb_form_never_takes_a_roleset_of_the_adjective_it_shares_its_lemma_with():
+    """``fine.04`` ("alright, ok") is the adjective's (alias pos ``j``), ``fine.01`` ("extract money because of
+    misdeed") the verb's: a model that only saw the adjective gives "fined" the index's verb roleset as a
+    fallback, not the adjective's; the bare lemma and the comparative keep the adjective's."""
+    senses = ["fine.04", "far.01"]
+    assert _choices(senses, "fined") == ([], "fine.01")
+    assert _choices(senses, "fining")[0] == []
+    assert _choices(senses, "fines") == ([], "fine.01")  # a verb's -s or a noun's plural: fine.01 has both
+    assert _choices(senses, "fine")[0] == ["fine.04"]
+    assert _choices(senses, "finer")[0] == ["fine.04"]
+
+
+def test_a_regular_looking_form_of_a_word_without_verb_rolesets_is_not_its_verb_form():
+    """``fared`` looks like far + -ed, but ``far`` has no verb roleset: it is fare's (fare.01), never far.01."""
+    candidates, fallback = _choices(["far.01"], "fared")
+    assert "far.01" not in candidates
+    assert fallback is None or fallback.startswith("fare.")
