@@ -6,7 +6,7 @@ The one import of the library that reaches above it (``pyproject.toml``'s import
 
 import sys
 
-from lisa_tf_cli.main import main
+from lisa_tf_cli.main import finish, main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(finish(main()))

@@ -7,10 +7,13 @@ adding one module.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
+import os
 import pkgutil
 import sys
-from typing import Optional, Sequence
+import threading
+from typing import Callable, Optional, Sequence
 
 from data_pipeline.errors import UserError
 
@@ -76,3 +79,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # Bad input, config, flag or run directory is the user's to fix: one clear line, no traceback.
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+def finish(code: int, run_exit_handlers: Callable[[], None] = atexit._run_exitfuncs,
+           exit_process: Callable[[int], None] = os._exit, streams: Optional[Sequence] = None) -> int:
+    """End ``python -m lisa_tf`` with ``code`` once TensorFlow is loaded, without tearing its modules down.
+
+    A normal interpreter exit spends about 0.7 s freeing TensorFlow's and Keras' modules, which no one
+    reads after a command. Once the command is done, its output is flushed, the exit handlers registered
+    with :mod:`atexit` run (log handlers, temporary directories, caches), and the process ends at once.
+    A process that still runs a thread of its own (a non-daemon thread), or never imported TensorFlow,
+    exits the normal way: ``code`` is returned for ``sys.exit``. ``streams``: what is flushed (standard
+    output and error).
+    """
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if "tensorflow" not in sys.modules or others:
+        return code
+    for stream in (sys.stdout, sys.stderr) if streams is None else streams:
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be written to it
+            pass
+    run_exit_handlers()
+    exit_process(code)
+    return code

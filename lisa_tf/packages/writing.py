@@ -142,16 +142,7 @@ def _package(model, run_dir: pathlib.Path, build: pathlib.Path, float16: bool = 
     from lisa_tf.models.runs import save_model
 
     save_model(model, build / KERAS_FILE, float16_weights=float16)
-    if getattr(model, "sense_head", None) is not None:
-        from data_pipeline.word_forms import DEFAULT_WORD_FORMS
-        from lisa_tf.decoding.frame_meanings import attribution_files
-
-        (build / FRAMES_ATTRIBUTION).mkdir()
-        for name, source in attribution_files().items():
-            shutil.copy(source, build / FRAMES_ATTRIBUTION / name)
-        (build / WORD_FORMS_ATTRIBUTION).mkdir()  # the lexicon's irregular forms come from the word-form table
-        for name in ("ATTRIBUTION", "LICENSE"):
-            shutil.copy(DEFAULT_WORD_FORMS.parent / name, build / WORD_FORMS_ATTRIBUTION / name)
+    _copy_attributions(model, build)
     (build / PACKAGE_ASSETS).mkdir()
     # the run's data paths inside the repository as a config file writes them, relative to it
     config = _repository_paths(json.loads((run_dir / "config.json").read_text()))
@@ -159,6 +150,24 @@ def _package(model, run_dir: pathlib.Path, build: pathlib.Path, float16: bool = 
     if (run_dir / "vocab" / "vocab_info.json").exists():
         shutil.copy(run_dir / "vocab" / "vocab_info.json", build / PACKAGE_ASSETS / "vocab_info.json")
     return {"keras_bytes": _size(build / KERAS_FILE), "weights": "float16" if float16 else "float32", "run": str(run_dir)}
+
+
+def _copy_attributions(model, directory: pathlib.Path) -> None:
+    """The attributions of what a sense model's files are derived from, into ``directory``: the PropBank
+    frames (its meanings and lexicon) and the word-form table (the lexicon's irregular forms)."""
+    import shutil
+
+    if getattr(model, "sense_head", None) is None:
+        return
+    from data_pipeline.word_forms import DEFAULT_WORD_FORMS
+    from lisa_tf.decoding.frame_meanings import attribution_files
+
+    sources = {FRAMES_ATTRIBUTION: attribution_files(),
+               WORD_FORMS_ATTRIBUTION: {name: DEFAULT_WORD_FORMS.parent / name for name in ("ATTRIBUTION", "LICENSE")}}
+    for folder, files in sources.items():
+        (directory / folder).mkdir(exist_ok=True)
+        for name, source in files.items():
+            shutil.copy(source, directory / folder / name)
 
 
 def check_slice_scores(model, dev_path: str, data_format: str, limit: int = CHECK_SENTENCES) -> dict:
@@ -312,18 +321,24 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
     return cards
 
 
-def update_card(package: str | os.PathLike, parser_name: Optional[str] = None) -> dict:
+def update_card(package: str | os.PathLike, parser_name: Optional[str] = None, rebuild_lexicon: bool = False) -> dict:
     """Recompute the figures a package's card takes from its own file (an SRL model's dev check and
     its genre and unseen-predicate slices; the file's size) and render its ``MODEL_CARD.md`` again;
-    the model file is not touched. For cards written before the card had those figures, and for a
-    package renamed (``git mv models/srl models/srl-fast``): the card takes the directory's name, and an
-    SRL card the name of its parser's package (``parser_name``), for its commands."""
+    the model file is not touched unless ``rebuild_lexicon``. For cards written before the card had those
+    figures, and for a package renamed (``git mv models/srl models/srl-fast``): the card takes the
+    directory's name, and an SRL card the name of its parser's package (``parser_name``), for its commands.
+
+    ``rebuild_lexicon``: first rebuild a sense model's word-form lexicon with this code, from its training
+    data and the shipped frame index (:func:`lisa_tf.models.runs.with_sense_lexicon`), and write the file
+    again with the same weights in the same precision; the card's check and slices then score that file."""
     from lisa_tf.packages.model_card import parser_card_markdown, srl_card_markdown
 
     package = pathlib.Path(package)
     if not is_package(package):
         raise PackagingError(f"{package}: not a packaged model (model.keras beside card.json)")
     card = read_card(package)
+    if rebuild_lexicon:
+        _rebuild_lexicon(package, card["files"].get("weights") == "float16")
     card["files"] = {**card["files"], "keras_bytes": _size(package / KERAS_FILE)}
     card["files"].pop("export_bytes", None)
     card["files"].setdefault("weights", "float32")
@@ -340,6 +355,19 @@ def update_card(package: str | os.PathLike, parser_name: Optional[str] = None) -
     card["slices"] = _slices(model, card["training"]["config"], without_constraints=not evaluated_with)
     _write_card(package, card, srl_card_markdown)
     return card
+
+
+def _rebuild_lexicon(package: pathlib.Path, float16: bool) -> None:
+    """``package``'s model file written again with its sense lexicon built by this code (:func:`update_card`)."""
+    from lisa_tf.models.runs import save_model, with_sense_lexicon
+
+    model = _load_packaged(package)
+    if getattr(model, "sense_choice", None) is None:
+        raise PackagingError(f"{package}: its model has no sense lexicon to rebuild (no sense head)")
+    with contextlib.chdir(ROOT):  # the package's config names its training data inside the repository
+        model = with_sense_lexicon(model, package / PACKAGE_ASSETS, model.dtype_policy.name, rebuild=True)
+    save_model(model, package / KERAS_FILE, float16_weights=float16)  # whole or not at all
+    _copy_attributions(model, package)
 
 
 def _updated_check(old: dict, new: dict) -> dict:

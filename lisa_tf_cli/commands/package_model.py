@@ -23,13 +23,16 @@ def add_arguments(parser):
     parser.add_argument("--update-card", metavar="PACKAGE", default=None,
                         help="instead of packaging: recompute the figures PACKAGE's card takes from its own file "
                              "(dev check, F1 by genre, unseen predicates) and render MODEL_CARD.md again")
+    parser.add_argument("--rebuild-lexicon", action="store_true",
+                        help="with --update-card: first rebuild the model's sense lexicon with this code (its "
+                             "training data, the shipped frame index and word forms), same weights")
 
 
 def run(args) -> int:
     from lisa_tf.packages.writing import package_models, update_card
 
     if args.update_card is not None:
-        card = update_card(args.update_card, args.parser_name)
+        card = update_card(args.update_card, args.parser_name, args.rebuild_lexicon)
         print(f"{args.update_card}: card updated; check on the first {card['check']['sentences']} dev sentences: "
               + ", ".join(f"{key} {card['check'][key]:.2f}" for key in ("f1", "uas", "las") if key in card["check"]))
         return 0
