@@ -6,8 +6,8 @@ cache when the model or the code changed) and one untimed run of it:
 
 * ``cli-srl`` / ``cli-srl-fast``: ``python -m lisa_tf predict --model M TEXT``;
 * ``python-srl`` / ``python-srl-fast``: ``import lisa_tf; p = lisa_tf.load(M); p.predict(TEXT); p.predict(TEXT2)``;
-* ``spacy-srl``: ``spacy.blank("en")`` with a ``sentencizer``, ``nlp.add_pipe("lisa_srl", config={"model":
-  "srl"})``, the first Doc and a second one;
+* ``spacy-srl`` / ``spacy-srl-fast``: ``spacy.blank("en")`` with a ``sentencizer``, ``nlp.add_pipe("lisa_srl",
+  config={"model": M})``, the first Doc and a second one;
 * ``serve-srl``: ``python -m lisa_tf serve`` until its REST port answers ``GET /v1/models/srl``;
 * ``label-corpus-srl``: ``python -m lisa_tf label-corpus`` on a one-line file, until the process ends
   (its first and only record written).
@@ -198,7 +198,7 @@ def entry_points(scratch: pathlib.Path) -> dict[str, tuple[str, str, list[str]]]
     for model in ("srl", "srl-fast"):
         points[f"cli-{model}"] = ("cli", model, ["predict", "--model", model, TEXT])
         points[f"python-{model}"] = ("python", model, [model, TEXT, TEXT2])
-    points["spacy-srl"] = ("spacy", "srl", ["srl", TEXT, TEXT2])
+        points[f"spacy-{model}"] = ("spacy", model, [model, TEXT, TEXT2])
     points["serve-srl"] = ("serve", "srl", ["serve", "--model_name", "srl", "--rest_api_port", "PORT"])
     points["label-corpus-srl"] = ("label-corpus", "srl", ["label-corpus", "--input", str(corpus),
                                                    "--output", str(scratch / "labelled"), "--model", "srl"])
@@ -291,8 +291,8 @@ def measure(names: list[str], repeats: int, scratch: pathlib.Path) -> dict:
     report = {}
     for name in names:
         kind, model, arguments = points[name]
-        # untimed: predict builds the package's export cache if the model or the code changed (label-corpus
-        # and lisa_tf.load only read it), then one run of the entry point warms the OS's caches
+        # untimed: predict builds the package's export cache if the model or the code changed (label-corpus,
+        # lisa_tf.load and spaCy only read it), then one run of the entry point warms the OS's caches
         built = subprocess.run([sys.executable, "-m", "lisa_tf", "predict", "--model", model, TEXT], cwd=ROOT,
                                env=_env(), capture_output=True, text=True)
         if built.returncode != 0:

@@ -247,7 +247,7 @@ def measure(model_path: str, count: int, single: int, clients: int, repeats: int
     texts = texts_of(DATA / "test.conllu.gz")[: len(gold)]
     words = [list(s.words) for s in gold]
     tokens = sum(map(len, words))
-    keras_predictor = lisa_tf.load(model_path)
+    keras_predictor = lisa_tf.load(model_path, prefer_export=False)
     record = {"model": model_path, "sentences": len(gold), "tokens": tokens,
               "contextual": getattr(keras_predictor.model, "contextual", None) is not None}
     print(f"{model_path}: {len(gold)} sentences, {tokens} tokens", flush=True)

@@ -275,18 +275,9 @@ class FrameIndex:
 
     def to_json(self) -> dict:
         """The index as the JSON object :meth:`save` writes (empty link lists left out)."""
-        def role(r: Role) -> dict:
-            data = {"n": r.number, "f": r.function, "descr": r.description}
-            if r.vn_roles:
-                data["vn"] = [list(pair) for pair in r.vn_roles]
-            if r.fn_roles:
-                data["fn"] = [list(pair) for pair in r.fn_roles]
-            return data
-
         return {
             "format": FORMAT, "source": self.source, "counts": self.counts, "skipped": list(self.skipped),
-            "rolesets": {rid: {"name": r.name, "lemma": r.lemma, "aliases": [list(a) for a in r.aliases],
-                               "roles": [role(x) for x in r.roles]} for rid, r in self.rolesets.items()},
+            "rolesets": {rid: roleset_to_json(r) for rid, r in self.rolesets.items()},
         }
 
     def save(self, path: str | os.PathLike) -> None:
@@ -320,14 +311,31 @@ class FrameIndex:
         """
         data = _read_json(path)
         check_index_data(data, path)
-        rolesets = {}
-        for rid, entry in data["rolesets"].items():
-            roles = tuple(Role(number=r["n"], function=r["f"], description=r["descr"],
-                               vn_roles=tuple(tuple(p) for p in r.get("vn", ())),
-                               fn_roles=tuple(tuple(p) for p in r.get("fn", ()))) for r in entry["roles"])
-            rolesets[rid] = Roleset(id=rid, name=entry["name"], lemma=entry["lemma"],
-                                    aliases=tuple(tuple(a) for a in entry["aliases"]), roles=roles)
+        rolesets = {rid: roleset_from_json(rid, entry) for rid, entry in data["rolesets"].items()}
         return cls(rolesets=rolesets, source=data["source"], counts=data["counts"], skipped=tuple(data["skipped"]))
+
+
+def roleset_to_json(roleset: Roleset) -> dict:
+    """A roleset as the index file holds it under its id (empty link lists left out)."""
+    def role(r: Role) -> dict:
+        data = {"n": r.number, "f": r.function, "descr": r.description}
+        if r.vn_roles:
+            data["vn"] = [list(pair) for pair in r.vn_roles]
+        if r.fn_roles:
+            data["fn"] = [list(pair) for pair in r.fn_roles]
+        return data
+
+    return {"name": roleset.name, "lemma": roleset.lemma, "aliases": [list(a) for a in roleset.aliases],
+            "roles": [role(r) for r in roleset.roles]}
+
+
+def roleset_from_json(roleset_id: str, entry: dict) -> Roleset:
+    """The :class:`Roleset` ``roleset_id`` of an index file's entry (:func:`roleset_to_json`), already checked."""
+    roles = tuple(Role(number=r["n"], function=r["f"], description=r["descr"],
+                       vn_roles=tuple(tuple(p) for p in r.get("vn", ())),
+                       fn_roles=tuple(tuple(p) for p in r.get("fn", ()))) for r in entry["roles"])
+    return Roleset(id=roleset_id, name=entry["name"], lemma=entry["lemma"],
+                   aliases=tuple(tuple(a) for a in entry["aliases"]), roles=roles)
 
 
 def _frame_paths(frames: str | os.PathLike | Iterable[str | os.PathLike]) -> tuple[list[str], list[str], list[str]]:

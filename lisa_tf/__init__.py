@@ -20,16 +20,20 @@ import sys as _sys
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-def load(path=None, token_budget: int = 4096, max_sentence_tokens=None, frames=None, constraints: bool = True):
+def load(path=None, token_budget: int = 4096, max_sentence_tokens=None, frames=None, constraints: bool = True,
+         prefer_export: bool = True):
     """A predictor for a run directory, a ``.keras`` file, a SavedModel export or a packaged model;
     without ``path`` the model shipped in ``models/srl``: ``lisa_tf.load().predict("The cat sat on the
     mat.")`` (see :mod:`lisa_tf.labelling.predictor`; a SavedModel runs its graph when loaded: load only
     directories you trust). ``frames``: the PropBank frame index the senses' meanings are read from
     (default: the shipped one). ``constraints=False``: the plain BIO Viterbi instead of the frame
-    constraints (a model file or run; a package is then labelled through its ``.keras`` file)."""
+    constraints (a model file or run; a package is then labelled through its ``.keras`` file).
+    ``prefer_export``: a package whose export ``predict`` or ``serve`` has built into the cache labels
+    through it (the same frames, seconds sooner); ``False``: always through its ``.keras`` model."""
     from lisa_tf.labelling.predictor import load as _load
 
-    return _load(path, token_budget, max_sentence_tokens, frames=frames, constraints=constraints)
+    return _load(path, token_budget, max_sentence_tokens, frames=frames, constraints=constraints,
+                 prefer_export=prefer_export)
 
 
 # ``import lisa_tf`` registers the models and layers with keras.saving (it imports TensorFlow). The

@@ -48,7 +48,8 @@ Results, all plain JSON data kept where ``DocBin`` and ``Doc.to_bytes`` keep the
   spans of ``doc.spans["srl_skipped"]``.
 
 ``nlp.pipe(texts, batch_size=N)`` labels the sentences of N Docs in one call, packed into batches
-of at most ``token_budget`` padded tokens on the compiled path. The model is referenced, not copied:
+of at most ``token_budget`` padded tokens (through a packaged model's cached export when ``predict`` or
+``serve`` has built it, else on the Keras model's compiled path). The model is referenced, not copied:
 ``nlp.to_disk`` writes the config (a shipped model's name, or the path given), and ``spacy.load``
 loads that model again, so give an absolute path for a model of your own; components of one process
 with the same model, budget and limit share one loaded copy (:func:`shared_predictor`). Reading a
@@ -101,7 +102,8 @@ def shared_predictor(model: str, token_budget: int, max_sentence_tokens: Optiona
     """:func:`lisa_tf.labelling.predictor.load` of ``model``, loaded once per process: pipelines built with the
     same model, budget and limit (two configs, ``spacy.load`` of a saved pipeline beside the one that
     saved it) share one predictor, its weights and its compiled functions, while any of them lives.
-    ``constraints`` and ``frames``: as for :func:`~lisa_tf.labelling.predictor.load`."""
+    ``constraints`` and ``frames``: as for :func:`~lisa_tf.labelling.predictor.load`, which labels a packaged
+    model through its cached export when one is built (the same frames, seconds sooner to the first Doc)."""
     from lisa_tf.labelling.predictor import load
     from lisa_tf.packages.finding import model_path
 
@@ -109,7 +111,7 @@ def shared_predictor(model: str, token_budget: int, max_sentence_tokens: Optiona
     predictor = _PREDICTORS.get(key)
     if predictor is None:
         predictor = _PREDICTORS[key] = load(key[0], token_budget=token_budget, max_sentence_tokens=max_sentence_tokens,
-                                            prefer_export=False, constraints=constraints, frames=frames)
+                                            constraints=constraints, frames=frames)
     return predictor
 
 

@@ -110,12 +110,12 @@ def test_conll12_output_writes_the_rolesets_lemma_and_sense_number(tmp_path):
 
 
 def test_the_frame_index_is_read_once_and_only_for_senses(monkeypatch):
-    frame_meanings._load.cache_clear()
+    frame_meanings._shipped_lookup.cache_clear()
     _bark()
-    assert frame_meanings._load.cache_info().currsize == 0  # no sense, no index read
+    assert frame_meanings._shipped_lookup.cache_info().currsize == 0  # no sense, no index read
     _bark(("bark.01", "model"))
     _bark(("bark.01", "model"))
-    info = frame_meanings._load.cache_info()
+    info = frame_meanings._shipped_lookup.cache_info()
     assert (info.misses, info.hits, info.currsize) == (1, 1, 1)
 
 

@@ -127,6 +127,45 @@ def test_export_predictor_answers_like_the_model(lisa_export):
         assert scores == pytest.approx([x["score"] for p in b["predicates"] for x in p["arguments"]], abs=1e-3)
 
 
+def test_load_labels_a_package_through_its_built_export_and_reads_its_model_on_demand(lisa_run, tmp_path, monkeypatch):
+    """``load(PACKAGE)`` labels through the package's cached export once one is built (it builds none itself):
+    an :class:`ExportPredictor` with the Keras model's frames, its ``constraints``, and its ``model`` read
+    from the package's ``.keras`` file when asked for; ``prefer_export=False`` and ``constraints=False``
+    give the ``.keras`` model; the spaCy component loads it as ``load`` does. An export given by its path has
+    no Keras model to read, and says so."""
+    import numpy as np
+    import spacy
+
+    from export.cache_build import build_export
+    from lisa_tf.labelling.predictor import ExportPredictor, NoKerasModelError, Predictor, load
+    from lisa_tf.packages.export_cache import cached_export
+    from tests.test_export_cache import _make_package
+
+    monkeypatch.setenv("LISA_TF_CACHE", str(tmp_path / "cache"))
+    package = _make_package(lisa_run, tmp_path / "models" / "tiny")
+    assert type(load(package)) is Predictor and cached_export(package) is None  # no export yet, and none built
+    base = build_export(package, report=lambda line: None)
+    through_export, keras = load(package), load(package, prefer_export=False)
+    assert type(through_export) is ExportPredictor and type(keras) is Predictor
+    assert through_export.path == str(base / "1") and through_export.constraints is keras.constraints is True
+    assert through_export.predict(TEXT) == keras.predict(TEXT)
+    assert through_export.check_predicates("verbal") == "verbal" and through_export.frames is None
+    assert "model" not in vars(through_export)  # labelling never reads the Keras model
+    model = through_export.model
+    assert type(model) is type(keras.model) and model.get_config() == keras.model.get_config()
+    assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), keras.model.get_weights()))
+    assert through_export.model is model  # read once
+    plain = load(package, constraints=False)
+    assert type(plain) is Predictor and plain.constraints is False
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("lisa_srl", config={"model": str(package)})
+    assert type(nlp.get_pipe("lisa_srl").predictor) is ExportPredictor
+    with pytest.raises(NoKerasModelError, match=re.escape(f"{base / '1'}: a SavedModel export, which holds no Keras "
+                                                          f"model, and no model.keras beside it ({base / 'model.keras'})")):
+        load(base).model
+
+
 def test_export_predictor_batches_answer_like_the_model_with_given_predicates_and_parses(lisa_export, deepatt_run,
                                                                                         tmp_path):
     """Sentences of different lengths run together in padded batches (a small budget makes several):

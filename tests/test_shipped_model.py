@@ -30,10 +30,13 @@ def card():
 
 @pytest.fixture(scope="module")
 def default_predictor():
-    """``lisa_tf.load()`` without a path, loaded once for the tests that compare with it."""
-    import lisa_tf
+    """``load()`` without a path on the shipped model's ``.keras`` file (``prefer_export=False``: not its
+    cached export, which the tests compare with it), loaded once."""
+    from lisa_tf.labelling.predictor import Predictor, load
 
-    return lisa_tf.load()
+    predictor = load(prefer_export=False)
+    assert type(predictor) is Predictor
+    return predictor
 
 
 def _dev_slice(card):

@@ -88,6 +88,23 @@ def frame_index(path: Optional[str | os.PathLike] = None) -> FrameIndex:
     return _load(os.path.abspath(path if path is not None else DEFAULT_FRAME_INDEX))
 
 
+def meanings_index(path: Optional[str | os.PathLike] = None):
+    """What a frame's meanings are read from: the rolesets by id (``.roleset(id)``) of the shipped index
+    looked up in its cached table (:class:`~lisa_tf.decoding.roleset_lookup.RolesetLookup`: no process but
+    the first reads it whole), or, when ``path`` names a user's own index, the merged index of
+    :func:`frame_index`. Once per process and path."""
+    if path is not None:
+        return frame_index(path)
+    return _shipped_lookup()
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_lookup():
+    from lisa_tf.decoding.roleset_lookup import RolesetLookup
+
+    return RolesetLookup(DEFAULT_FRAME_INDEX)
+
+
 def own_frame_index(path: str | os.PathLike) -> FrameIndex:
     """The index at ``path`` alone, not merged: the rolesets and lemmas a user's own frame files give
     (:mod:`lisa_tf.decoding.own_frames` adds them to a model's lexicon). Read once per process and path."""

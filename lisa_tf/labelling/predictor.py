@@ -2,7 +2,10 @@
 
 ``load`` takes a run directory (its ``model.keras``), a ``.keras`` file, a SavedModel export (a
 version directory, or a base directory whose highest numbered version is used) or a packaged model
-(``models/srl``, the default when no path is given) and returns a :class:`Predictor`. ``predict`` returns plain, JSON-serialisable data, one dict per sentence::
+(``models/srl``, the default when no path is given) and returns a :class:`Predictor`: for a packaged
+model whose export has been built into the cache (:mod:`lisa_tf.packages.export_cache`), an
+:class:`ExportPredictor` over that export, which gives the same frames and starts seconds sooner.
+``predict`` returns plain, JSON-serialisable data, one dict per sentence::
 
     {"text": "The cat sat on the mat.",
      "tokens": [{"text": "The", "start": 0, "end": 3, "pos": "DT", "head": 2, "deprel": "det"}, ...],
@@ -47,6 +50,7 @@ model directories you trust; ``.keras`` files are read in Keras' safe mode, whic
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
@@ -160,7 +164,7 @@ def frame(text: str, tokens: Sequence[Token], predicates, pos=None, heads=None, 
         entry = {"token": position, "text": token.text, "start": token.start, "end": token.end}
         shown = None
         if sense is not None:
-            index = frame_meanings.frame_index(frames)
+            index = frame_meanings.meanings_index(frames)
             entry.update(frame_meanings.sense_fields(index, *sense))
             for argument in arguments:
                 argument.update(frame_meanings.role_meaning(index, entry["sense"] or "", argument["role"]))
@@ -402,24 +406,40 @@ def model_sense(predicate: Predicate) -> Optional[tuple[str, str]]:
     return predicate.sense or "", predicate.sense_source
 
 
-
+class NoKerasModelError(UserError):
+    """``model`` of an :class:`ExportPredictor` whose export has no ``.keras`` model to read: names the
+    export and the file looked for."""
 
 
 class ExportPredictor(Predictor):
-    """A :class:`Predictor` over a SavedModel export's signatures (no Keras model needed).
+    """A :class:`Predictor` over a SavedModel export's signatures (no Keras model needed to label).
 
     Sentences go to the signatures in batches packed by length within ``token_budget`` padded tokens
     (:func:`~data_pipeline.dataset.pack_by_length`), padded with ``""`` (the exports' padding) and,
     for a given parse, heads of ``-1``; each row's outputs are cut back to its sentence.
+
+    Args:
+        path: the export's version directory.
+        max_sentence_tokens, token_budget, frames: as for :class:`Predictor` (``frames`` gives the
+            meanings; the senses are chosen with the lexicon the export was built with).
+        constraints: whether the export decodes under the frame constraints. An export records no such
+            flag and decodes as it was exported (``export`` with the constraints unless
+            ``--no-constraints``), so this says what the caller knows; a package's cached export is
+            always built with them.
+        keras_file: the ``.keras`` model the export was built from, read by :attr:`model` (default: a
+            ``model.keras`` beside the version directory, in its base directory).
     """
 
     def __init__(self, path: str | os.PathLike, max_sentence_tokens: Optional[int] = None, token_budget: int = 4096,
-                 frames: Optional[str | os.PathLike] = None):
+                 frames: Optional[str | os.PathLike] = None, constraints: bool = True,
+                 keras_file: Optional[str | os.PathLike] = None):
         import tensorflow as tf
 
         from lisa_tf.decoding.frame_meanings import check_frames
 
         self.frames = check_frames(frames)
+        self.constraints = bool(constraints)
+        self.keras_file = pathlib.Path(keras_file) if keras_file is not None else pathlib.Path(path).parent / MODEL_FILE
         self.token_budget = _positive(token_budget, "token_budget")
         self.max_sentence_tokens = _positive(model_max_tokens_per_sentence(path) if max_sentence_tokens is None
                                              else max_sentence_tokens,
@@ -437,6 +457,26 @@ class ExportPredictor(Predictor):
     @property
     def tells_verbs(self) -> bool:
         return "pos" in self.signature.structured_outputs
+
+    @functools.cached_property
+    def model(self):
+        """The Keras model the export was built from, read from ``keras_file`` on first use (labelling
+        never reads it) with the user's own frames merged as :class:`Predictor` merges them, for code that
+        inspects or exports the model.
+
+        Raises:
+            NoKerasModelError: there is no such file (an export given by its path rarely has one beside it;
+                load the run or the ``.keras`` file instead).
+        """
+        if not self.keras_file.is_file():
+            raise NoKerasModelError(f"{self.path}: a SavedModel export, which holds no Keras model, and no {MODEL_FILE} "
+                                    f"beside it ({self.keras_file}); load the run or the .keras file it was exported "
+                                    "from to read its model")
+        from lisa_tf.models.runs import load_model_file, with_frames
+        from lisa_tf.util.native_logs import without_onednn_note
+
+        with without_onednn_note("load"):
+            return with_frames(load_model_file(self.keras_file), self.frames)
 
     def srl_tags(self) -> list[str]:
         """The export's SRL tags (its ``assets/srl_labels.tsv``: the training data's BIO tags)."""
@@ -627,7 +667,7 @@ def label_units(predictor: "Predictor", units: Iterable[tuple], predicates: str 
 
 
 def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
-         max_sentence_tokens: Optional[int] = None, prefer_export: bool = False,
+         max_sentence_tokens: Optional[int] = None, prefer_export: bool = True,
          frames: Optional[str | os.PathLike] = None, constraints: bool = True) -> Predictor:
     """A :class:`Predictor` for a run directory, a ``.keras`` file, a SavedModel export or a packaged
     model (:mod:`lisa_tf.packages.finding`) of an SRL model, also by its name (``"srl"``); without ``path``,
@@ -640,10 +680,12 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         token_budget: most padded tokens per batch.
         max_sentence_tokens: the longest sentence to label; default: the model's longest training
             sentence where the path records it (:mod:`data_pipeline.input_limits`).
-        prefer_export: for a packaged model whose SavedModel export has been built (by ``serve`` or
-            ``export``: :mod:`lisa_tf.packages.export_cache`), label through the export (:class:`ExportPredictor`:
-            the same frames; it starts without importing Keras or tracing a graph, which is what a
-            one-off command wants) instead of the ``.keras`` model.
+        prefer_export: a packaged model whose SavedModel export has been built into the cache (by
+            ``predict`` or ``serve``, on their first start: :mod:`lisa_tf.packages.export_cache`) with these
+            ``frames`` is labelled through it (default): an :class:`ExportPredictor`, which gives the same
+            frames and starts seconds sooner (no Keras model built, no graph traced); its ``model`` reads
+            the package's ``.keras`` file on first use. Without a built export, the ``.keras`` model
+            labels; ``load`` builds none. False: always the ``.keras`` model (a :class:`Predictor`).
         frames: a user's own PropBank frame index, merged over the shipped ``data/propbank-frames/frames.json.gz``
             (default: that alone) for a model with a sense head: the meanings
             (:mod:`lisa_tf.decoding.frame_meanings`) and the senses of the lemmas it adds
@@ -669,7 +711,7 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
         max_sentence_tokens, "max_sentence_tokens")
     package = is_package(path)
     export = None
-    if package and prefer_export and constraints:
+    if package and prefer_export and constraints:  # the cached export is built with the constraints
         from lisa_tf.packages.export_cache import cached_export
 
         export = cached_export(path, frames)
@@ -689,7 +731,8 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
                                    "give its run or .keras model to turn the constraints off, or export it with "
                                    "--no-constraints")
     with without_onednn_note("load"):  # restoring an export runs its first graphs
-        predictor = ExportPredictor(export or latest_version(path), limit, token_budget, frames)
+        predictor = ExportPredictor(export or latest_version(path), limit, token_budget, frames,
+                                    keras_file=path / MODEL_FILE if export else None)
     if "srl_tags" not in predictor.signature.structured_outputs:
         raise ParserModelError(path)
     return predictor

@@ -3,8 +3,9 @@
 A shipped model is one artifact in ``models/NAME`` (``model.keras``, its card, and its run's request
 limits in ``assets/``). The TensorFlow Serving version directory is a build product of it:
 ``python -m lisa_tf export --model NAME --out DIR/NAME/1`` writes one where asked, and ``predict`` and
-``serve`` build one on their first start into this cache, which later starts reuse (``lisa_tf.load(...,
-prefer_export=True)`` labels through it when it is there, and through the ``.keras`` file otherwise)::
+``serve`` build one on their first start into this cache, which later starts reuse (``lisa_tf.load(...)``,
+``label-corpus`` and the spaCy component label through it when it is there, and through the ``.keras`` file
+otherwise or with ``prefer_export=False``)::
 
     $LISA_TF_CACHE/exports/NAME-KEY/1/      (default cache: $XDG_CACHE_HOME/lisa_tf, else ~/.cache/lisa_tf)
 
