@@ -45,10 +45,19 @@ def _flatten(config: dict, prefix: str = "") -> dict:
 _RUN_CONTROLS = {"train.max_minutes", "train.max_steps"}
 
 
+def _run_config(run: pathlib.Path) -> dict:
+    """``run``'s config, flattened, with this code's defaults for the keys it was written without (a
+    setting added after the run started reads as the default it was trained with)."""
+    import dataclasses
+
+    from lisa_tf.config import config_from_dict
+
+    return _flatten(dataclasses.asdict(config_from_dict(json.loads((run / "config.json").read_text()))))
+
+
 def changes(run: pathlib.Path, baseline: pathlib.Path) -> str:
     """What ``run``'s config sets differently from ``baseline``'s (``key=value``, run controls left out)."""
-    mine = _flatten(json.loads((run / "config.json").read_text()))
-    base = _flatten(json.loads((baseline / "config.json").read_text()))
+    mine, base = _run_config(run), _run_config(baseline)
     found = [f"{key}={mine.get(key)}" for key in sorted(set(mine) | set(base))
              if key not in _RUN_CONTROLS and mine.get(key) != base.get(key)]
     return ", ".join(found) or "(the shipped recipe)"
