@@ -71,6 +71,7 @@ WRAPPED = [
     ("lisa_tf.models.runs", "load_model_file", "read .keras"),
     ("lisa_tf.labelling.predictor", "ExportPredictor.__init__", "restore export"),
     ("lisa_tf.decoding.frame_meanings", "frame_index", "frame index"),
+    ("lisa_tf.decoding.roleset_lookup", "RolesetLookup.__init__", "frame index"),
     ("lisa_tf.decoding.sense_choice", "build_lexicon", "sense lexicon"),
     ("lisa_tf.decoding.sense_choice", "_load_index", "sense lexicon"),
     ("lisa_tf.packages.export_cache", "cached_export", "find export"),

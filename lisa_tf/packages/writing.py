@@ -339,8 +339,9 @@ def update_card(package: str | os.PathLike, parser_name: Optional[str] = None, r
     card = read_card(package)
     if rebuild_lexicon:
         _rebuild_lexicon(package, card["files"].get("weights") == "float16")
-        card["licences"] = [*card.get("licences", [])] + [licence for licence in [LICENCES["english-word-forms"]]
-                                                           if licence not in card.get("licences", [])]
+        licences = card.setdefault("licences", [])
+        if LICENCES["english-word-forms"] not in licences:
+            licences.append(LICENCES["english-word-forms"])
     card["files"] = {**card["files"], "keras_bytes": _size(package / KERAS_FILE)}
     card["files"].pop("export_bytes", None)
     card["files"].setdefault("weights", "float32")
