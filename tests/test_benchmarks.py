@@ -285,3 +285,22 @@ def test_ablation_table_reads_each_runs_change_and_curve(lisa_run, tmp_path):
     assert row["changes"] == "model.word_dropout=0.25" and baseline["changes"] == "(the shipped recipe)"
     assert (row["delta_at"], row["delta"], row["best"]) == (1000, 0.25, 60.25)
     assert "| word dropout | model.word_dropout=0.25 | 51.50 | 60.25 | — | 60.25 | +0.25 @ 1,000 |" in markdown(result)
+
+
+def test_warm_path_profile_splits_a_predict_call_into_its_phases(lisa_run):
+    """``benchmarks/warm_path.py``'s clock, in this process on the tiny LISA run: each phase of a
+    ``predict(texts)`` call is timed, the phases add up to no more than the call, and the library's
+    functions are themselves again afterwards."""
+    import lisa_tf
+    from benchmarks.warm_path import PHASES, profile
+    from lisa_tf.labelling import batches, predictor
+
+    originals = (predictor.prepare, predictor.frame, predictor.ExportPredictor._run, batches.label_sentences)
+    model = lisa_tf.load(lisa_run)
+    texts = ["The dog barked at the mailman.", "Shares soared on Tuesday after the company said it would buy them."]
+    result = profile(lambda: model.predict(texts), tokens=20, repeats=1)
+    phases = result["phases_s"]
+    assert set(phases) == set(PHASES)
+    assert phases["prepare"] > 0 and phases["network"] > 0 and phases["frames"] > 0
+    assert sum(phases.values()) <= result["seconds"] + 0.005 and result["tokens_per_s"] == round(20 / result["seconds"])
+    assert (predictor.prepare, predictor.frame, predictor.ExportPredictor._run, batches.label_sentences) == originals
