@@ -304,3 +304,20 @@ def test_warm_path_profile_splits_a_predict_call_into_its_phases(lisa_run):
     assert phases["prepare"] > 0 and phases["network"] > 0 and phases["frames"] > 0
     assert sum(phases.values()) <= result["seconds"] + 0.005 and result["tokens_per_s"] == round(20 / result["seconds"])
     assert (predictor.prepare, predictor.frame, predictor.ExportPredictor._run, batches.label_sentences) == originals
+
+
+def test_predicate_passes_reads_each_sentence_once_per_predicate():
+    """``benchmarks/predicate_passes.py``: a predicate-aware model's passes over real EWT test sentences:
+    one copy of a sentence per predicate, holding that predicate alone, and one of a sentence without any."""
+    from benchmarks.predicate_passes import one_per_predicate
+    from data_pipeline.splits import read_split
+
+    data = ROOT / "data" / "propbank-ewt"
+    gold = read_split(str(data / "test.gold_conll.gz"), "conll12", str(data / "test.conllu.gz"), 60)
+    assert any(not s.predicates for s in gold) and any(len(s.predicates) > 1 for s in gold)
+    passes = one_per_predicate(gold)
+    assert len(passes) == sum(max(1, len(s.predicates)) for s in gold)
+    assert all(len(p.predicates) <= 1 for p in passes)
+    for sentence in gold:
+        copies = [p for p in passes if p.words == sentence.words]
+        assert sorted(q.position for p in copies for q in p.predicates) == sorted(q.position for q in sentence.predicates)
