@@ -212,7 +212,9 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
             senses["sense_names"] = meanings.sense_names(senses["senses"])
         return out | senses
 
-    def run(tokens, predicate_index=None, parse_heads=None):
+    def run(tokens, predicate_index=None, parse_heads=None, inject=None):
+        """The model's outputs for ``tokens``; ``parse_heads`` injected, or with ``inject`` (a scalar bool
+        tensor) injected where it is True, the model's own parse used where it is False (one graph for both)."""
         inputs = {"tokens": tokens}
         if predicate_index is not None:
             inputs["predicate_position"] = predicate_index
@@ -231,15 +233,16 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
         if parse_heads is not None:
             real = batch["token_mask"]
             inside = tf.logical_and(parse_heads >= 0, parse_heads <= batch["length"][:, None])
+            valid = tf.reduce_all(tf.logical_or(inside, tf.logical_not(real)))
             checks.append(tf.debugging.Assert(
-                tf.reduce_all(tf.logical_or(inside, tf.logical_not(real))),
+                valid if inject is None else tf.logical_or(valid, tf.logical_not(inject)),
                 ["parse_heads: expected CoNLL-U heads in 0..length (0 = root) on every token, -1 only on padding; "
                  "lengths", batch["length"]], summarize=8))
         with tf.control_dependencies(checks):
             batch = {key: tf.identity(value) for key, value in batch.items()}
         options = {"constraints": constraints}
         if uses_syntax:
-            options["inject_parse"] = parse_heads is not None
+            options["inject_parse"] = inject if inject is not None else parse_heads is not None
         if getattr(model, "predicts_predicates", False):
             options["gold_predicates"] = False
         decoded = decode_batch([model], batch, **options)
@@ -415,14 +418,23 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
             functions["find_predicates"] = (find, [tokens_spec])
             functions["text"] = (lambda text_: paragraphs(text_, lambda spans: text(spans, find)), [text_spec])
         return functions
-    label = shared_function(lambda tokens: run(tokens), tokens_spec)
+    if uses_syntax:
+        # One graph of the network for both: the given parse is injected or not as the flag says, so an
+        # export holds (and traces, and a server restores) the network once, not once per signature.
+        either = shared_function(lambda tokens, parse_heads, inject: run(tokens, parse_heads=parse_heads, inject=inject),
+                                 tokens_spec, heads_spec, tf.TensorSpec([], tf.bool, name="inject"))
+
+        def label(tokens):
+            return either(tokens, tf.zeros(tf.shape(tokens), tf.int32), tf.constant(False))
+    else:
+        label = shared_function(lambda tokens: run(tokens), tokens_spec)
     functions = {
         "serving_default": (label, [tokens_spec]),
         "sentences": (lambda sentences: label(split(sentences)), [sentences_spec]),
         "text": (lambda text_: paragraphs(text_, lambda spans: text(spans, label)), [text_spec]),
     }
     if uses_syntax:
-        functions["with_parse"] = (lambda tokens, parse_heads: run(tokens, parse_heads=parse_heads),
+        functions["with_parse"] = (lambda tokens, parse_heads: either(tokens, parse_heads, tf.constant(True)),
                                    [tokens_spec, heads_spec])
     return functions
 

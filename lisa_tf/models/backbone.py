@@ -105,6 +105,9 @@ class SrlBackbone(keras.layers.Layer):
         predicate_indicator: int ``[B, T]`` (0/1); required with ``predicate_indicator=True``.
         padding_mask: bool ``[B, T]``, True on real tokens (default: ``word_ids != 0``).
         parse: optional float ``[B, T, T]`` distribution for the syntax head (gold or injected parse).
+        use_parse: optional scalar bool tensor: the syntax head reads ``parse`` where it is True and its own
+            distribution where it is False, chosen in the graph (one graph for both; None: ``parse`` is
+            read whenever it is given).
         training: bool.
         return_attention: also return every block's attention weights.
         tokens: string ``[B, T]`` (the preprocessor's ``tokens``); the contextual encoder reads them.
@@ -324,7 +327,7 @@ class SrlBackbone(keras.layers.Layer):
         return x, weights
 
     def call(self, word_ids, predicate_indicator=None, padding_mask=None, parse=None, training=False,
-             return_attention=False, tokens=None, contextual_features=None):
+             return_attention=False, tokens=None, contextual_features=None, use_parse=None):
         mask = tf.cast(padding_mask, tf.bool) if padding_mask is not None else tf.not_equal(word_ids, 0)
         x = self.embed(word_ids, predicate_indicator, training=training, tokens=tokens,
                        contextual_features=contextual_features)
@@ -334,7 +337,12 @@ class SrlBackbone(keras.layers.Layer):
         for i in range(self.num_layers):
             override = None
             if self.syntax_head is not None and i == self.syntax_attention_layer:
-                override = parse if parse is not None else tf.nn.softmax(out["arc_logits"], axis=-1)
+                if parse is not None and use_parse is None:
+                    override = parse
+                else:
+                    override = tf.nn.softmax(out["arc_logits"], axis=-1)
+                    if parse is not None:
+                        override = tf.where(use_parse, tf.cast(parse, override.dtype), override)
             x, weights = self.run_block(i, x, mask, training, override, return_attention)
             out["layer_outputs"].append(x)
             if return_attention:

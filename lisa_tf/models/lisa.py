@@ -57,6 +57,14 @@ from lisa_tf.models.losses import masked_cross_entropy, per_replica
 from lisa_tf.models.predicate_identifier import joint_label_maps
 
 
+def parse_chosen(inject_parse, given, own):
+    """``given()`` where the parse is injected, ``own()`` where not: ``inject_parse`` a Python bool (only that
+    one is built) or a scalar bool tensor (both are built and one is chosen in the graph)."""
+    if not tf.is_tensor(inject_parse):
+        return given() if inject_parse else own()
+    return tf.where(inject_parse, given(), own())
+
+
 @keras.saving.register_keras_serializable(package="lisa_tf")
 class Lisa(SrlModel):
     """LISA (``config.syntax`` and ``kind == "lisa"``) or SA (otherwise). See the module docstring.
@@ -79,7 +87,9 @@ class Lisa(SrlModel):
             training).
         training: bool. Teacher forcing (gold heads in the syntax head, gold predicates for SRL)
             and dropout.
-        inject_parse: bool. At test time, fix the syntax head to one-hot ``features["heads"]``.
+        inject_parse: bool. At test time, fix the syntax head to one-hot ``features["heads"]``. Or a
+            scalar bool tensor, the choice made in the graph (``heads`` then always in the features): one
+            graph that labels with and without a given parse (the export's signatures share it).
         candidates: ``"gold"`` (score the gold predicates) or ``"all"`` (every token); default
             ``"gold"`` in training, ``"all"`` otherwise. Sentence layout only.
 
@@ -160,7 +170,7 @@ class Lisa(SrlModel):
     # ----------------------------------------------------------------------------------- encoder
     def _given_parse(self, features, training, inject_parse):
         """The one-hot gold/injected parse for the syntax head, or None (use the soft ``A_parse``)."""
-        if not self.uses_syntax or not (training or inject_parse):
+        if not self.uses_syntax or not (training or tf.is_tensor(inject_parse) or inject_parse):
             return None
         if "heads" not in features:
             why = "training (teacher forcing)" if training else "inject_parse=True"
@@ -175,6 +185,7 @@ class Lisa(SrlModel):
             features.get("predicate_indicator") if self.layout == "predicate" else None,
             padding_mask=features["token_mask"],
             parse=self._given_parse(features, training, inject_parse),
+            use_parse=None if training or not tf.is_tensor(inject_parse) else inject_parse,
             training=training,
             return_attention=return_attention,
             **self.backbone.contextual_inputs(features),
@@ -217,10 +228,8 @@ class Lisa(SrlModel):
         if self.uses_syntax:
             arc_logits = encoded["arc_logits"]
             outputs["arc_logits"] = arc_logits
-            if training or inject_parse:
-                heads = tf.cast(features["heads"], tf.int32)
-            else:
-                heads = tf.argmax(arc_logits, axis=-1, output_type=tf.int32)
+            heads = parse_chosen(True if training else inject_parse, lambda: tf.cast(features["heads"], tf.int32),
+                                 lambda: tf.argmax(arc_logits, axis=-1, output_type=tf.int32))
             outputs["parse_heads"] = tf.cast(heads, tf.float32)
             if self.dep_label_scorer is not None:
                 parse = encoded["parse"]
@@ -262,7 +271,8 @@ class Lisa(SrlModel):
         ``gold_predicates`` (sentence layout: decode the gold predicates' rows)."""
         if options:
             raise TypeError(f"unexpected prediction options {sorted(options)}; expected inject_parse, gold_predicates")
-        out = self(features, training=False, inject_parse=bool(inject_parse))
+        inject_parse = inject_parse if tf.is_tensor(inject_parse) else bool(inject_parse)
+        out = self(features, training=False, inject_parse=inject_parse)
         joint = tf.nn.softmax(out["joint_logits"], axis=-1)
         flags = tf.constant(self._predicate_label_flags, tf.float32)
         scores = {
@@ -271,11 +281,10 @@ class Lisa(SrlModel):
             "predicate_probs": tf.reduce_sum(joint * flags, axis=-1),
         }
         if self.uses_syntax:
-            if inject_parse:
-                length = tf.shape(out["arc_logits"])[-1]
-                scores["arc_probs"] = tf.one_hot(tf.cast(features["heads"], tf.int32), length, dtype=tf.float32)
-            else:
-                scores["arc_probs"] = tf.nn.softmax(out["arc_logits"], axis=-1)
+            length = tf.shape(out["arc_logits"])[-1]
+            scores["arc_probs"] = parse_chosen(
+                inject_parse, lambda: tf.one_hot(tf.cast(features["heads"], tf.int32), length, dtype=tf.float32),
+                lambda: tf.cast(tf.nn.softmax(out["arc_logits"], axis=-1), tf.float32))
             if "dep_logits" in out:
                 scores["dep_label_probs"] = tf.nn.softmax(out["dep_logits"], axis=-1)
         self.with_sense_scores(scores, out)

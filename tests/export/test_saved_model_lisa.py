@@ -202,9 +202,9 @@ def test_oversize_requests_are_refused_before_the_model_and_memory_stays_bounded
 
 
 def test_the_signatures_share_one_graph_of_the_model(lisa_export, tmp_path):
-    """``serving_default``, ``sentences`` and ``text`` call one function that runs the model, so it is
-    traced once per tracing context (``with_parse`` has its own): an export traced the model in every
-    signature, twice (Keras' archive, then the save)."""
+    """``serving_default``, ``sentences``, ``text`` and ``with_parse`` call one function that runs the model
+    (the parse injected or not as an in-graph flag says), so it is traced once per tracing context: an
+    export traced the model in every signature, twice (Keras' archive, then the save), and later in two."""
     from export.saved_model import LabelNames, serving_functions
 
     run, _ = lisa_export
@@ -214,4 +214,4 @@ def test_the_signatures_share_one_graph_of_the_model(lisa_export, tmp_path):
     model.predict_scores = lambda *args, **kwargs: calls.append(1) or scores(*args, **kwargs)
     for function, signature in serving_functions(model, LabelNames(model, tmp_path)).values():
         tf.function(function, input_signature=signature, autograph=False).get_concrete_function()
-    assert len(calls) == 2  # the token function and with_parse; the old graphs ran it in all four
+    assert len(calls) == 1  # one function for all four; earlier graphs ran it in two, then in all four
