@@ -439,6 +439,13 @@ def _positive(config: ExperimentConfig, *names: str) -> None:
     _check_range(config, names, lambda value: value > 0, "greater than 0")
 
 
+#: ``model`` settings that shape no weight, only how training regularises and weighs its losses: a run that
+#: starts from a trained model (``train --init``) may set its own.
+TRAINING_ONLY_MODEL_SETTINGS = ("residual_dropout", "attention_dropout", "relu_dropout", "word_dropout",
+                                "label_smoothing", "contextual_dropout", "parser_dropout", "parse_loss_weight",
+                                "dep_label_loss_weight", "sense_loss_weight")
+
+
 def _rate(config: ExperimentConfig, *names: str) -> None:
     """Rates and decay factors in [0, 1)."""
     _check_range(config, names, lambda value: 0 <= value < 1, "in [0, 1)")

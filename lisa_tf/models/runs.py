@@ -17,7 +17,7 @@ import pathlib
 import sys
 import warnings
 import zipfile
-from typing import Optional
+from typing import Optional, Sequence
 
 import keras
 
@@ -65,10 +65,11 @@ def load_run_config(run_dir: str | os.PathLike) -> ExperimentConfig:
     return config_from_dict(raw)
 
 
-def model_differences(recorded, given, where: str) -> list[str]:
-    """``model.KEY is A in WHERE, B here`` for each ``model`` setting that differs."""
+def model_differences(recorded, given, where: str, ignore: Sequence[str] = ()) -> list[str]:
+    """``model.KEY is A in WHERE, B here`` for each ``model`` setting that differs (but those in ``ignore``)."""
     return [f"model.{f.name} is {getattr(recorded, f.name)!r} in {where}, {getattr(given, f.name)!r} here"
-            for f in dataclasses.fields(recorded) if getattr(recorded, f.name) != getattr(given, f.name)]
+            for f in dataclasses.fields(recorded)
+            if f.name not in ignore and getattr(recorded, f.name) != getattr(given, f.name)]
 
 
 def check_same_model(config: ExperimentConfig, run_dir: str | os.PathLike) -> None:

@@ -98,17 +98,20 @@ def load_init_model(path: pathlib.Path):
 
 
 def check_same_settings(config, path: pathlib.Path) -> None:
-    """The run's ``model`` settings are the model's (those it records): else no weight has its place."""
-    from lisa_tf.config import load_config
+    """The run's ``model`` settings are the model's (those it records): else no weight has its place. The
+    settings that shape no weight (dropout rates, label smoothing, the losses' weights:
+    :data:`~lisa_tf.config.TRAINING_ONLY_MODEL_SETTINGS`) may be the run's own."""
+    from lisa_tf.config import TRAINING_ONLY_MODEL_SETTINGS, load_config
     from lisa_tf.models.runs import model_differences
 
     recorded = recorded_config(path)
     if recorded is None:
         return
-    differ = model_differences(load_config(recorded).model, config.model, str(path))
+    differ = model_differences(load_config(recorded).model, config.model, str(path), ignore=TRAINING_ONLY_MODEL_SETTINGS)
     if differ:
         raise InitModelError(f"train.init {path}: another model ({'; '.join(differ)}); start from a model with "
-                             "these settings, or leave out --config and model.* overrides to take its own")
+                             "these settings, or leave out --config and model.* overrides to take its own (only "
+                             "dropout rates, label smoothing and the losses' weights may differ)")
 
 
 def copy_weights(source, target) -> dict:

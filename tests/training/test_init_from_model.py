@@ -3,6 +3,7 @@ data's entries and its weights copied into the leading blocks (lisa_tf.training.
 
 from __future__ import annotations
 
+import dataclasses
 
 import numpy as np
 import pytest
@@ -29,11 +30,14 @@ def test_a_run_from_a_model_keeps_its_rows_and_adds_the_new_datas(lisa_run, tmp_
     run = tmp_path / "adapted"
     assert main(["train", "--init", str(lisa_run), "--out", str(run), "--verbose", "0", f"data.train={new_data}",
                  f"data.dev={new_data}", "data.max_train_sentences=40", "data.max_eval_sentences=10",
-                 "train.max_steps=2", "train.eval_every=2"]) == 0
+                 "train.max_steps=2", "train.eval_every=2", "model.word_dropout=0.1", "model.sense_loss_weight=0.5"]) == 0
     out = capsys.readouterr().out
     assert "starting from" in out and "weights copied" in out
     config, original = load_run_config(run), load_run_config(lisa_run)
-    assert config.model == original.model and config.train.init == str(lisa_run)
+    # settings that shape no weight may be the run's own (here word dropout and a loss weight); the rest are the model's
+    assert original.model.word_dropout == 0.0 and original.model.sense_loss_weight == 1.0
+    assert config.model == dataclasses.replace(original.model, word_dropout=0.1, sense_loss_weight=0.5)
+    assert config.train.init == str(lisa_run)
     assert config.train.learning_rate == pytest.approx(init_from_model.LEARNING_RATE_SCALE * original.train.learning_rate)
     assert config.train.warmup_steps == 50 and config.train.max_steps == 2  # adaptation, then the overrides
     old, new = Vocabularies.load(lisa_run / "vocab"), Vocabularies.load(run / "vocab")
