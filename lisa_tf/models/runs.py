@@ -16,6 +16,7 @@ import os
 import pathlib
 import sys
 import warnings
+import weakref
 import zipfile
 from typing import Optional, Sequence
 
@@ -124,6 +125,24 @@ def weights_file(run_dir: str | os.PathLike, weights: str = "best") -> pathlib.P
     return path
 
 
+#: per model, the copy :func:`save_model` writes and the configuration it was built from
+_saving_copies: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _saving_copy(model):
+    """A built model of ``model``'s configuration, without an optimiser: made once per model and configuration
+    and kept while the model lives, for a run saves its model at its start and again at its end (building a
+    model with a contextual encoder takes seconds). Every weight is set before each save."""
+    config = model.get_config()
+    kept = _saving_copies.get(model)
+    if kept is not None and kept[0] == config:
+        return kept[1]
+    copy = type(model).from_config(config)
+    copy.build_from_batch()
+    _saving_copies[model] = (config, copy)
+    return copy
+
+
 def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None = None,
                float16_weights: bool = False) -> pathlib.Path:
     """Write ``model`` as a ``.keras`` file without its optimiser: a fresh copy of the model with its
@@ -131,8 +150,7 @@ def save_model(model, path: str | os.PathLike, weights: str | os.PathLike | None
     compiled with, and the model itself is left as it is. ``float16_weights``: store the weights in
     16 bits, half the file (:mod:`lisa_tf.packages.storage_precision`); they load as float32."""
     path = pathlib.Path(path)
-    copy = type(model).from_config(model.get_config())
-    copy.build_from_batch()
+    copy = _saving_copy(model)
     # Every weight from the model first: a weight file leaves out a frozen encoder, and the copy's encoder
     # is built from the model's config, not read from its preset.
     copy.set_weights(model.get_weights())
