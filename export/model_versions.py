@@ -132,14 +132,19 @@ def _destroy_resources(handles: list) -> None:
     them until they are destroyed, whatever becomes of the Python objects (a restored
     ``StaticHashTable`` has nothing that destroys it): the vocabulary tables of a LISA export, about
     12 MB, would otherwise stay in the server for every version that failed its warm-up or was replaced.
+
+    Called by the garbage collector, which may run it in the middle of any trace: the ops run eagerly
+    (``tf.init_scope``), never as ops of a function being traced, which would capture the handles (an
+    export traced then failed to save: "an 'untracked' resource") and leave the tables alive.
     """
     import tensorflow as tf
 
-    for handle in handles:
-        try:
-            tf.raw_ops.DestroyResourceOp(resource=handle, ignore_lookup_error=True)
-        except tf.errors.OpError:
-            pass  # already gone with its owner
+    with tf.init_scope():
+        for handle in handles:
+            try:
+                tf.raw_ops.DestroyResourceOp(resource=handle, ignore_lookup_error=True)
+            except tf.errors.OpError:
+                pass  # already gone with its owner
 
 
 class _Resources:

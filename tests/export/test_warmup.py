@@ -291,3 +291,26 @@ def test_a_replaced_version_frees_its_lookup_tables_once_its_last_request_lets_i
             tf.raw_ops.LookupTableSizeV2(table_handle=table)
     for table in _tables(manager.available()[2].signatures):
         tf.raw_ops.LookupTableSizeV2(table_handle=table)  # the version served keeps its own
+
+
+def test_tables_freed_in_the_middle_of_a_trace_are_freed_and_not_captured(lisa_export):
+    """The garbage collector frees an unloaded version's tables whenever it runs, also while another
+    function is being traced: the freeing ops became ops of that function, which captured the old
+    version's tables (an export traced at that moment failed to save with "an 'untracked' resource")
+    and left them alive."""
+    _, export = lisa_export
+    signatures = load_version(1, export, warmup=False).signatures
+    tables = _tables(signatures)
+    held = [signatures["serving_default"].function.resources]  # the last holder of the version's tables
+    del signatures
+
+    @tf.function(autograph=False)
+    def traced(x):
+        held.clear()  # the version let go at this point of the trace: its tables are freed here
+        return x + 1
+
+    concrete = traced.get_concrete_function(tf.TensorSpec([], tf.int32))
+    assert tables and not concrete.captured_inputs
+    for table in tables:
+        with pytest.raises(tf.errors.NotFoundError):
+            tf.raw_ops.LookupTableSizeV2(table_handle=table)
