@@ -257,8 +257,9 @@ class SenseChoice(keras.layers.Layer):
         self.lexicon = _Lexicon(forms=list(forms), candidates=[list(map(int, row)) for row in candidates],
                                 fallbacks=list(map(int, fallbacks)), rolesets=list(rolesets), core_roles=list(core_roles))
         # Row 0 is the unknown form (no candidates, no fallback).
-        self.lookup = keras.layers.StringLookup(vocabulary=self.lexicon.forms, num_oov_indices=1, name="form_lookup") \
-            if self.lexicon.forms else None
+        # an array, which the lookup keeps as it is (a list it would wrap and walk row by row, as Keras tracks lists)
+        self.lookup = keras.layers.StringLookup(vocabulary=np.array(self.lexicon.forms, dtype=object), num_oov_indices=1,
+                                                name="form_lookup") if self.lexicon.forms else None
         self._splits = np.cumsum([0, 0] + [len(row) for row in self.lexicon.candidates]).astype(np.int64)
         self._values = np.array([i for row in self.lexicon.candidates for i in row], np.int32)
         self._fallbacks = np.array([-1] + self.lexicon.fallbacks, np.int32)

@@ -81,13 +81,12 @@ class SrlModel(keras.Model):
         if isinstance(config, dict) and "predicate_identifier_layers" not in config:
             config = {**config, "predicate_identifier_layers": 0}  # saved before models had one
         self.config = config if isinstance(config, ModelConfig) else ModelConfig(**config)
-        self.words = list(words)
-        self.srl_labels = list(srl_labels)
-        self.joint_labels = list(joint_labels)
-        self.pos_labels = list(pos_labels)
-        self.dep_labels = list(dep_labels)
-        self.upos_labels = list(upos_labels)
-        self.sense_labels = list(sense_labels)
+        # The vocabularies: plain lists of strings, held past Keras' attribute tracking, which wraps a list
+        # attribute and walks its every row (tens of thousands of words) each time a model is built or loaded.
+        for name, values in (("words", words), ("srl_labels", srl_labels), ("joint_labels", joint_labels),
+                             ("pos_labels", pos_labels), ("dep_labels", dep_labels), ("upos_labels", upos_labels),
+                             ("sense_labels", sense_labels)):
+            object.__setattr__(self, name, list(values))
         self.sense_head = (SenseHead(len(self.sense_labels), name="sense_head")
                            if self.sense_labels and self.config.sense_loss_weight > 0 else None)
         # The word-form lexicon that narrows the head's choice to a word's rolesets (lisa_tf.decoding.sense_choice).

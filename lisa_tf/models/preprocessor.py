@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from data_pipeline.vocab import OOV, PAD, PAD_ID
@@ -74,11 +75,13 @@ class SrlPreprocessor(keras.layers.Layer):
             raise ValueError(f"words must start with the padding {PAD!r} and OOV {OOV!r} entries, found {words[:2]}")
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {list(LAYOUTS)}, found {layout!r}")
-        self.words = words
+        # Held past Keras' attribute tracking, which walks every row of a list (as lisa_tf.models.base does),
+        # and given to the lookup as an array, which it keeps as it is.
+        object.__setattr__(self, "words", words)
         self.layout = layout
         self.lookup = keras.layers.StringLookup(
-            vocabulary=words[2:], mask_token=PAD, oov_token=OOV, num_oov_indices=1, name="word_lookup"
-        )
+            vocabulary=np.array(words[2:], dtype=object), mask_token=PAD, oov_token=OOV, num_oov_indices=1,
+            name="word_lookup")
 
     def call(self, inputs):
         features = dict(inputs)
