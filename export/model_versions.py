@@ -133,13 +133,15 @@ def _destroy_resources(handles: list) -> None:
     ``StaticHashTable`` has nothing that destroys it): the vocabulary tables of a LISA export, about
     12 MB, would otherwise stay in the server for every version that failed its warm-up or was replaced.
 
-    Called by the garbage collector, which may run it in the middle of any trace: the ops run eagerly
-    (``tf.init_scope``), never as ops of a function being traced, which would capture the handles (an
-    export traced then failed to save: "an 'untracked' resource") and leave the tables alive.
+    Called by the garbage collector, which may run it in the middle of any trace or while a graph is being
+    built: the ops run eagerly, always. As ops of a function being traced they captured the handles (an
+    export traced then failed to save: "an 'untracked' resource") and left the tables alive; in a graph
+    they failed ("Attempting to capture an EagerTensor").
     """
     import tensorflow as tf
+    from tensorflow.python.eager import context
 
-    with tf.init_scope():
+    with context.eager_mode():
         for handle in handles:
             try:
                 tf.raw_ops.DestroyResourceOp(resource=handle, ignore_lookup_error=True)
