@@ -350,3 +350,25 @@ def test_another_frame_index_is_merged_over_the_shipped_one(lisa_export, tmp_pat
     for model in (run, export):
         [other] = [p for p in lisa_tf.load(model, frames=path).predict(text)[0]["predicates"] if p["text"] == "killed"]
         assert other == shipped
+
+
+def test_predictors_of_one_export_share_what_is_loaded_while_one_holds_it(lisa_export, tmp_path):
+    """A spaCy pipeline with two ``lisa_srl`` pipes (docs/spacy.md), or a notebook cell run again, loaded
+    the same export twice: twice the start-up and twice the weights. One loaded export serves both while
+    either holds it, is freed when neither does, and a copy elsewhere is another export."""
+    import gc
+    import shutil
+    import weakref
+
+    _, export = lisa_export
+    first, second = lisa_tf.load(export), lisa_tf.load(export)
+    assert second.loaded is first.loaded
+    tokens = [s.words for s in _real(lisa_export[0])][:3]
+    assert second.predict(tokens=tokens) == first.predict(tokens=tokens)
+    copy = tmp_path / "srl" / "1"
+    shutil.copytree(export, copy)
+    assert lisa_tf.load(copy).loaded is not first.loaded
+    held = weakref.ref(first.loaded)
+    del first, second
+    gc.collect()
+    assert held() is None

@@ -54,6 +54,8 @@ import functools
 import json
 import os
 import pathlib
+import threading
+import weakref
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
@@ -411,6 +413,32 @@ class NoKerasModelError(UserError):
     export and the file looked for."""
 
 
+#: The exports loaded in this process, each while a predictor holds it (:func:`shared_export`).
+_LOADED_EXPORTS: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+_LOADING_EXPORTS = threading.Lock()
+
+
+def shared_export(path: str | os.PathLike):
+    """``tf.saved_model.load(path)``, one object for every predictor of the same export while any of them
+    holds it: a second predictor of an export (a spaCy pipeline's second ``lisa_srl`` pipe, a notebook cell
+    run again while the first predictor lives) starts at once, with the graphs the first one's calls have
+    optimised, and the process holds the export's weights once. Labelling only reads a loaded export. An
+    export directory whose ``saved_model.pb`` changed is loaded anew; one nothing holds is freed."""
+    import tensorflow as tf
+
+    path = str(path)
+    try:
+        stat = os.stat(os.path.join(path, "saved_model.pb"))
+    except OSError:
+        return tf.saved_model.load(path)  # not a SavedModel directory: TensorFlow's own error
+    key = (os.path.realpath(path), stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    with _LOADING_EXPORTS:
+        loaded = _LOADED_EXPORTS.get(key)
+        if loaded is None:
+            loaded = _LOADED_EXPORTS[key] = tf.saved_model.load(path)
+    return loaded
+
+
 class ExportPredictor(Predictor):
     """A :class:`Predictor` over a SavedModel export's signatures (no Keras model needed to label).
 
@@ -448,7 +476,7 @@ class ExportPredictor(Predictor):
         config = pathlib.Path(path) / "assets" / "config.json"
         if config.exists() and json.loads(config.read_text(encoding="utf-8"))["model"].get("contextual"):
             import tensorflow_text  # noqa: F401  (the encoder's word-piece tokenizer ops, registered on import)
-        self.loaded = tf.saved_model.load(self.path)
+        self.loaded = shared_export(self.path)
         self.signature = self.loaded.signatures["serving_default"]
         self.takes_predicates = "predicate_index" in self.signature.structured_input_signature[1]
         self.finds_predicates = not self.takes_predicates or "find_predicates" in self.loaded.signatures
