@@ -155,3 +155,43 @@ def test_parser_card_rows():
                      "las_float32": 81.8}
     assert ("UAS / LAS of `model.keras` on the first 200 dev sentences: 85.87 / 81.83 (the float32 weights before "
             "16-bit storage: 85.90 / 81.80)") in parser_card_markdown(card)
+
+
+def test_a_card_that_replaced_a_package_shows_before_and_after():
+    card = _card()
+    card["evaluation"]["test.gold_predicates"] = {"senses": {"accuracy": 90.5, "gold_predicates": 4795,
+                                                             "semantic": {"f1": 70.0}}}
+    card["replaces"] = {
+        "name": "LISA", "steps": 13500, "best_dev_f1": 72.3, "senses": 90.75,
+        "slices": {"all": {"f1": 50.17}, "by_genre": {"weblog": {"f1": 47.0}, "email": {"f1": 60.05}},
+                   "unseen_predicates": {"f1": 30.0}},
+        "per_role": {"ARG1": _counts(480, 220, 65.0), "ARG0": _counts(290, 110, 72.0), "ARGM-TMP": _counts(9, 6, 30.75)}}
+    markdown = srl_card_markdown(card)
+    assert "## Against the model it replaces" in markdown
+    assert "13,500 steps, best dev F1 72.30" in markdown
+    section = markdown.split("## Against the model it replaces")[1].split("\n## ")[0]
+    assert _row(section, "**all** (constraints on)") == ["**all** (constraints on)", "50.17", "53.67", "+3.50"]
+    assert _row(section, "weblog") == ["weblog", "47.00", "46.17", "-0.83"]
+    assert _row(section, "unseen predicates") == ["unseen predicates", "30.00", "24.64", "-5.36"]
+    assert _row(section, "sense accuracy (gold predicates)") == ["sense accuracy (gold predicates)", "90.75", "90.50",
+                                                                 "-0.25"]
+    # roles in the replaced card's order of frequency, with its gold counts
+    before_after = [line for line in section.splitlines() if line.startswith("| ARG")]
+    assert [line.split("|")[1].strip() for line in before_after] == ["ARG1", "ARG0", "ARGM-TMP"]
+    assert [c.strip() for c in before_after[2].strip("|").split("|")] == ["ARGM-TMP", "15", "30.75", "40.75", "+10.00"]
+    assert "## Against the model it replaces" not in srl_card_markdown(_card())
+
+
+def test_packaging_over_a_package_keeps_the_figures_of_the_one_it_replaces(tmp_path):
+    """Read from the shipped srl's own card: what a new srl's card sets beside its own figures."""
+    import json
+
+    from lisa_tf.packages.finding import ROOT
+    from lisa_tf.packages.writing import _replaced
+
+    shipped = json.loads((ROOT / "models" / "srl" / "card.json").read_text())
+    replaced = _replaced(ROOT / "models" / "srl")
+    assert replaced["slices"] == shipped["slices"] and replaced["best_dev_f1"] == shipped["training"]["best_dev_f1"]
+    assert replaced["per_role"] == shipped["evaluation"]["test.predicted"]["srl"]["per_role"]
+    assert replaced["senses"] == shipped["evaluation"]["test.gold_predicates"]["senses"]["accuracy"]
+    assert _replaced(ROOT / "models" / "parser") is None and _replaced(tmp_path / "srl") is None

@@ -196,6 +196,43 @@ def _slices(card: dict) -> list[str]:
     return lines
 
 
+def _change(before, after) -> list[str]:
+    if before is None or after is None:
+        return [_f(before), _f(after), "–"]
+    return [_f(before), _f(after), f"{after - before:+.2f}"]
+
+
+def _replaces(card: dict) -> list[str]:
+    """Before → after against the package this one replaced (``card["replaces"]``, its card's own figures):
+    the test split as a whole, by genre, on unseen predicates, sense accuracy and F1 per role."""
+    old = card.get("replaces")
+    if not old:
+        return []
+    new_slices, old_slices = card.get("slices") or {}, old.get("slices") or {}
+    rows = [("**all** (constraints on)", old_slices.get("all", {}).get("f1"), new_slices.get("all", {}).get("f1"))]
+    rows += [(genre, scores.get("f1"), new_slices.get("by_genre", {}).get(genre, {}).get("f1"))
+             for genre, scores in old_slices.get("by_genre", {}).items()]
+    rows.append(("unseen predicates", old_slices.get("unseen_predicates", {}).get("f1"),
+                 new_slices.get("unseen_predicates", {}).get("f1")))
+    senses = card["evaluation"].get("test.gold_predicates", {}).get("senses", {}).get("accuracy")
+    rows.append(("sense accuracy (gold predicates)", old.get("senses"), senses))
+    lines = ["## Against the model it replaces", "",
+             f"The {card['package']} package this one replaced: {old.get('name')}, {old.get('steps') or 0:,} steps, best "
+             f"dev F1 {_f(old.get('best_dev_f1'))}. Test split, predicted predicates, own parse, F1 as each card gives "
+             "it.", "", "| test | before | after | change |", "|---|---:|---:|---:|"]
+    lines += ["| " + " | ".join([name] + _change(before, after)) + " |" for name, before, after in rows]
+    roles_before = old.get("per_role") or {}
+    roles_after = card["evaluation"].get("test.predicted", {}).get("srl", {}).get("per_role") or {}
+    frequent = sorted(roles_before, key=lambda role: -(roles_before[role]["correct"] + roles_before[role]["missed"]))
+    if frequent and roles_after:
+        lines += ["", "| role | gold arguments | before | after | change |", "|---|---:|---:|---:|---:|"]
+        for role in frequent[:TOP_ROLES]:
+            gold = roles_before[role]["correct"] + roles_before[role]["missed"]
+            lines.append(f"| {role} | {gold:,} | " + " | ".join(
+                _change(roles_before[role]["f1"], roles_after.get(role, {}).get("f1"))) + " |")
+    return lines + [""]
+
+
 def _by_length(card: dict) -> list[str]:
     series = {name: card["evaluation"].get(f"{split}.predicted", {}).get("f1_by_length") for split, name in SPLITS}
     series = {name: values for name, values in series.items() if values}
@@ -261,7 +298,7 @@ def srl_card_markdown(card: dict) -> str:
              "            # TensorFlow Serving REST API and demo page on 127.0.0.1:8501",
              "```", ""]
     lines += (_files(card) + [""] + _training(card) + _results(card) + _senses(card) + _slices(card) + _per_role(card)
-              + _by_length(card))
+              + _replaces(card) + _by_length(card))
     float32 = f" (the float32 weights before 16-bit storage: {_f(check['f1_float32'])})" if "f1_float32" in check else ""
     decoding = ", decoded with frame constraints" if check.get("constraints") else ""
     unconstrained = check.get("without_constraints")

@@ -279,6 +279,7 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
             raise PackagingError(f"{run}: no trained weights; run ./run_experiments.sh open --models {key}")
     out.mkdir(parents=True, exist_ok=True)
     cards = {}
+    replaced = _replaced(out / name)
     # Each package is built beside its target and swapped in whole (lisa_tf.util.atomic_files): a kill at any
     # moment leaves every package either old or new, and no scratch directory behind once rerun.
     with contextlib.ExitStack() as stack:
@@ -294,6 +295,8 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
         card = _srl_card(packaged, model if float16 else None, name, entry, results, _training(srl_run), parser_entry,
                          parser_key or "parser", parser_name)
         card["files"] = files
+        if replaced:
+            card["replaces"] = replaced
         _write_card(srl_build, card, srl_card_markdown)
         cards[name] = card
         if parser_key:
@@ -319,6 +322,23 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
             _write_card(parser_build, parser_card, parser_card_markdown)
             cards[parser_name] = parser_card
     return cards
+
+
+def _replaced(directory: pathlib.Path) -> Optional[dict]:
+    """The figures of the SRL package at ``directory`` that a new one replaces, as its card gives them (its
+    test slices, F1 per role and sense accuracy), kept in the new card so that it shows before → after;
+    None where there is no such package."""
+    if not is_package(directory):
+        return None
+    old = read_card(directory)
+    if old.get("kind") != "srl":
+        return None
+    test = old.get("evaluation", {})
+    training = old.get("training", {})
+    return {"name": old.get("name"), "steps": training.get("steps"), "best_dev_f1": training.get("best_dev_f1"),
+            "slices": old.get("slices"),
+            "per_role": test.get("test.predicted", {}).get("srl", {}).get("per_role"),
+            "senses": test.get("test.gold_predicates", {}).get("senses", {}).get("accuracy")}
 
 
 def update_card(package: str | os.PathLike, parser_name: Optional[str] = None, rebuild_lexicon: bool = False) -> dict:
