@@ -166,7 +166,10 @@ def test_a_card_that_replaced_a_package_shows_before_and_after():
         "slices": {"all": {"f1": 50.17}, "by_genre": {"weblog": {"f1": 47.0}, "email": {"f1": 60.05}},
                    "unseen_predicates": {"f1": 30.0}},
         "per_role": {"ARG1": _counts(480, 220, 65.0), "ARG0": _counts(290, 110, 72.0), "ARGM-TMP": _counts(9, 6, 30.75)}}
+    assert "Started from" not in srl_card_markdown(card)
+    card["training"]["config"]["train"]["init"] = "srl"
     markdown = srl_card_markdown(card)
+    assert "- Started from the trained model `srl`, the `srl-fast` package this one replaced" in markdown
     assert "## Against the model it replaces" in markdown
     assert "13,500 steps, best dev F1 72.30" in markdown
     section = markdown.split("## Against the model it replaces")[1].split("\n## ")[0]

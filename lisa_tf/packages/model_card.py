@@ -123,7 +123,7 @@ def _training(card: dict) -> list[str]:
              f"{_f(training['best_dev_f1'])} at step {training['best_step']}"
              + (f" (on the first {training['dev_sentences']:,} dev sentences)" if training.get("dev_sentences") else "")
              + f" — its weights are shipped; {_f(training['minutes'])} minutes of training as recorded by the run "
-             "(2-core CPU).", "",
+             "(2-core CPU).", *_started_from(card), "",
              "Settings (those not listed are the defaults of `lisa_tf.config`; the whole configuration is "
              "the package's `assets/config.json`):", "",
              "| section | setting | value |", "|---|---|---|"]
@@ -257,6 +257,17 @@ def _labels(card: dict) -> list[str]:
     if labels["dep"]:
         lines.append(f"- {len(labels['dep'])} dependency labels (Universal Dependencies): " + ", ".join(labels["dep"]) + ".")
     return lines + [""]
+
+
+def _started_from(card: dict) -> list[str]:
+    """The trained model a run started from (``train.init``), where it did."""
+    init = card["training"]["config"].get("train", {}).get("init")
+    if not init:
+        return []
+    replaced = card.get("replaces")
+    return [f"- Started from the trained model `{init}`"
+            + (f", the `{card.get('package', 'srl')}` package this one replaced (its figures: \"Against the model it "
+               "replaces\" below; it stays in the repository's history)" if replaced else "") + "."]
 
 
 def _footer(card: dict, limits) -> list[str]:
