@@ -198,3 +198,8 @@ def test_packaging_over_a_package_keeps_the_figures_of_the_one_it_replaces(tmp_p
     assert replaced["per_role"] == shipped["evaluation"]["test.predicted"]["srl"]["per_role"]
     assert replaced["senses"] == shipped["evaluation"]["test.gold_predicates"]["senses"]["accuracy"]
     assert _replaced(ROOT / "models" / "parser") is None and _replaced(tmp_path / "srl") is None
+    (tmp_path / "srl").mkdir()
+    (tmp_path / "srl" / "model.keras").write_bytes(b"")
+    for text in ("{not json", '"a string"'):  # a card that cannot be read is replaced without a comparison
+        (tmp_path / "srl" / "card.json").write_text(text)
+        assert _replaced(tmp_path / "srl") is None

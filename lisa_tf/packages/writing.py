@@ -330,8 +330,11 @@ def _replaced(directory: pathlib.Path) -> Optional[dict]:
     None where there is no such package."""
     if not is_package(directory):
         return None
-    old = read_card(directory)
-    if old.get("kind") != "srl":
+    try:
+        old = read_card(directory)
+    except ValueError:  # a card that is no JSON: nothing to compare with
+        return None
+    if not isinstance(old, dict) or old.get("kind") != "srl":
         return None
     test = old.get("evaluation", {})
     training = old.get("training", {})
