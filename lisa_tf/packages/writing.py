@@ -336,12 +336,12 @@ def _replaced(directory: pathlib.Path) -> Optional[dict]:
         return None
     if not isinstance(old, dict) or old.get("kind") != "srl":
         return None
-    test = old.get("evaluation", {})
+    evaluation = old.get("evaluation", {})
     training = old.get("training", {})
     return {"name": old.get("name"), "steps": training.get("steps"), "best_dev_f1": training.get("best_dev_f1"),
             "slices": old.get("slices"),
-            "per_role": test.get("test.predicted", {}).get("srl", {}).get("per_role"),
-            "senses": test.get("test.gold_predicates", {}).get("senses", {}).get("accuracy")}
+            "per_role": evaluation.get("test.predicted", {}).get("srl", {}).get("per_role"),
+            "senses": evaluation.get("test.gold_predicates", {}).get("senses", {}).get("accuracy")}
 
 
 def update_card(package: str | os.PathLike, parser_name: Optional[str] = None, rebuild_lexicon: bool = False) -> dict:
