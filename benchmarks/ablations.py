@@ -22,6 +22,7 @@ import argparse
 import json
 import pathlib
 
+from lisa_tf.evaluation.tables import ablation_table
 from lisa_tf.training.curves import read_metrics
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -84,15 +85,7 @@ def table(runs: dict[str, pathlib.Path]) -> dict:
 
 
 def markdown(result: dict) -> str:
-    steps = result["steps"]
-    lines = ["| lever | what changed | " + " | ".join(f"dev F1 @ {s:,}" for s in steps) + " | best | vs baseline |",
-             "|---|---|" + "---:|" * (len(steps) + 2)]
-    for row in result["rows"]:
-        cells = [f"{row['f1'][str(s)]:.2f}" if str(s) in row["f1"] else "—" for s in steps]
-        delta = "" if row["delta"] is None else f"{row['delta']:+.2f} @ {row['delta_at']:,}"
-        best = "—" if row["best"] is None else f"{row['best']:.2f}"
-        lines.append(f"| {row['name']} | {row['changes']} | " + " | ".join(cells) + f" | {best} | {delta} |")
-    return "\n".join(lines)
+    return "\n".join(ablation_table(result))
 
 
 def plot(result: dict, path: pathlib.Path) -> None:

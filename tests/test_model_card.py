@@ -203,3 +203,64 @@ def test_packaging_over_a_package_keeps_the_figures_of_the_one_it_replaces(tmp_p
     for text in ("{not json", '"a string"'):  # a card that cannot be read is replaced without a comparison
         (tmp_path / "srl" / "card.json").write_text(text)
         assert _replaced(tmp_path / "srl") is None
+
+
+def _ablations_file(tmp_path, rows=None):
+    """What benchmarks/ablations.py writes: the runs' own directories in each row."""
+    import json
+
+    rows = rows if rows is not None else [
+        {"name": "baseline", "run": "/somewhere/runs/abl_baseline", "changes": "(the shipped recipe)",
+         "f1": {"500": 53.341, "1000": 61.767}, "best": 61.767, "delta_at": None, "delta": None},
+        {"name": "linear schedule", "run": "/somewhere/runs/abl_linear", "changes": "train.schedule=linear",
+         "f1": {"500": 52.822, "1000": 62.706, "1500": 67.024}, "best": 67.024, "delta_at": 1000, "delta": 0.938}]
+    path = tmp_path / "ablations.json"
+    path.write_text(json.dumps({"steps": [500, 1000, 1500], "rows": rows}))
+    return path
+
+
+def test_a_card_shows_the_ablation_table_its_recipe_was_chosen_by(tmp_path):
+    from lisa_tf.packages.writing import read_ablations
+
+    card = _card()
+    assert "## How the recipe was chosen" not in srl_card_markdown(card)
+    card["ablations"] = read_ablations(_ablations_file(tmp_path))
+    assert "/somewhere" not in str(card["ablations"])  # the runs' directories stay out of the card
+    section = srl_card_markdown(card).split("## How the recipe was chosen")[1].split("\n## ")[0]
+    assert "| lever | what changed | dev F1 @ 500 | dev F1 @ 1,000 | dev F1 @ 1,500 | best | vs baseline |" in section
+    assert _row(section, "baseline") == ["baseline", "(the shipped recipe)", "53.34", "61.77", "—", "61.77", ""]
+    assert _row(section, "linear schedule") == ["linear schedule", "train.schedule=linear", "52.82", "62.71", "67.02",
+                                                "67.02", "+0.94 @ 1,000"]
+
+
+def test_an_ablation_file_that_is_not_the_benchmarks_table_is_refused_naming_it(tmp_path):
+    import json
+
+    import pytest
+
+    from lisa_tf.packages.finding import PackagingError
+    from lisa_tf.packages.writing import read_ablations, update_card
+
+    bad_step = [{"name": "baseline", "changes": "(the shipped recipe)", "f1": {"500": 53.3}},
+                {"name": "width", "changes": "model.hidden_size=256", "f1": {"750": 60.1}}]
+    cases = [("{not json", "not JSON"), ('{"steps": [500]}', "expected the JSON of benchmarks/ablations.py"),
+             (json.dumps({"steps": [500], "rows": bad_step}), "row 2: expected a name")]
+    path = tmp_path / "ablations.json"
+    for text, message in cases:
+        path.write_text(text)
+        with pytest.raises(PackagingError, match=message) as raised:
+            read_ablations(path)
+        assert str(path) in str(raised.value)
+    with pytest.raises(PackagingError, match="cannot be read"):
+        read_ablations(tmp_path / "absent.json")
+    # with --update-card, a bad file or a parser's card fails before the model is read, and the card is untouched
+    package = tmp_path / "parser"
+    package.mkdir()
+    (package / "model.keras").write_bytes(b"not read")
+    (package / "card.json").write_text(json.dumps({"kind": "parser"}))
+    with pytest.raises(PackagingError, match="a parser card has no recipe ablations"):
+        update_card(package, ablations=_ablations_file(tmp_path))
+    (package / "card.json").write_text(json.dumps({"kind": "srl"}))
+    with pytest.raises(PackagingError, match="not JSON"):
+        update_card(package, ablations=path.with_name("bad.json").write_text("{") and path.with_name("bad.json"))
+    assert json.loads((package / "card.json").read_text()) == {"kind": "srl"}

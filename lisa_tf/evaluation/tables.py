@@ -159,3 +159,21 @@ def per_role_table(per_role: Mapping[str, Mapping[str, Any]], top: Optional[int]
     lines = ["| role | gold arguments | P | R | F1 |", "|---|---:|---:|---:|---:|"]
     return lines + [f"| {role} | {c['correct'] + c['missed']:,} | {_cell(c['precision'], 2)} | {_cell(c['recall'], 2)} | "
                     f"{_cell(c['f1'], 2)} |" for role, c in frequent]
+
+
+def ablation_table(result: Mapping[str, Any]) -> list[str]:
+    """Ablation runs at equal steps as Markdown table lines: one row per lever (what it changed, dev F1 at
+    each evaluated step, its best, and its difference from the baseline at the last step both reached).
+
+    ``result`` is what ``benchmarks/ablations.py`` writes: ``{"steps": [int], "rows": [{"name", "changes",
+    "f1": {"step": F1}, "best", "delta", "delta_at"}]}``, the baseline first; a step a run has not reached
+    prints as ``—``."""
+    steps = result["steps"]
+    lines = ["| lever | what changed | " + " | ".join(f"dev F1 @ {step:,}" for step in steps) + " | best | vs baseline |",
+             "|---|---|" + "---:|" * (len(steps) + 2)]
+    for row in result["rows"]:
+        cells = [_cell(row["f1"].get(str(step)), 2) for step in steps]
+        delta = "" if row.get("delta") is None else f"{row['delta']:+.2f} @ {row['delta_at']:,}"
+        lines.append(f"| {row['name']} | {row['changes']} | " + " | ".join(cells)
+                     + f" | {_cell(row.get('best'), 2)} | {delta} |")
+    return lines

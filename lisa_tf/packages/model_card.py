@@ -8,7 +8,7 @@ training, results overall and by role and sentence length, the label set, and kn
 
 from __future__ import annotations
 
-from lisa_tf.evaluation.tables import per_role_table
+from lisa_tf.evaluation.tables import ablation_table, per_role_table
 
 SPLITS = (("dev", "Dev"), ("test", "Test"))
 #: SRL conditions of the experiment's evaluations, in the order of LISA's Table 1.
@@ -233,6 +233,18 @@ def _replaces(card: dict) -> list[str]:
     return lines + [""]
 
 
+def _ablations(card: dict) -> list[str]:
+    """The levers of the training recipe, each tried alone at equal steps (``card["ablations"]``)."""
+    recipe = card.get("ablations")
+    if not recipe:
+        return []
+    return ["## How the recipe was chosen", "",
+            "Each lever was one training run of the recipe before it that changed one thing, the first row that "
+            "recipe itself; dev F1 (srl-eval, predicted predicates, own parse) at equal steps on the same dev "
+            "sentences. `docs/benchmarks.md` (\"Fine-tuning ablations\") gives each run's command and what the "
+            "levers cost in labelling speed; `benchmarks/ablations.py` makes this table from the runs.", ""] + ablation_table(recipe) + [""]
+
+
 def _by_length(card: dict) -> list[str]:
     series = {name: card["evaluation"].get(f"{split}.predicted", {}).get("f1_by_length") for split, name in SPLITS}
     series = {name: values for name, values in series.items() if values}
@@ -309,7 +321,7 @@ def srl_card_markdown(card: dict) -> str:
              "            # TensorFlow Serving REST API and demo page on 127.0.0.1:8501",
              "```", ""]
     lines += (_files(card) + [""] + _training(card) + _results(card) + _senses(card) + _slices(card) + _per_role(card)
-              + _replaces(card) + _by_length(card))
+              + _replaces(card) + _ablations(card) + _by_length(card))
     float32 = f" (the float32 weights before 16-bit storage: {_f(check['f1_float32'])})" if "f1_float32" in check else ""
     decoding = ", decoded with frame constraints" if check.get("constraints") else ""
     unconstrained = check.get("without_constraints")

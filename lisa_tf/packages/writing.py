@@ -261,15 +261,19 @@ def _srl_card(model, float32_model, name: str, entry: dict, results: dict, train
 
 def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", out: str | os.PathLike = SHIPPED,
                    key: str = "lisa", name: str = "srl", parser_key: Optional[str] = "parser",
-                   parser_name: str = "parser", float16: bool = False) -> dict:
+                   parser_name: str = "parser", float16: bool = False,
+                   ablations: Optional[str | os.PathLike] = None) -> dict:
     """Package the SRL model ``key`` of the experiment in ``results_dir`` as ``out/NAME`` and its parser
     ``parser_key`` (None: none) as ``out/PARSER_NAME``; returns ``{name: card, parser_name: card}``.
-    ``float16``: store the weights in 16 bits (the card records the F1 of both precisions)."""
+    ``float16``: store the weights in 16 bits (the card records the F1 of both precisions). ``ablations``:
+    the JSON of ``benchmarks/ablations.py`` (:func:`read_ablations`), the table of the recipe's levers that
+    the SRL card shows."""
     from lisa_tf.models.runs import has_trained_weights, load_run
     from lisa_tf.packages.model_card import parser_card_markdown, srl_card_markdown
 
     results_dir, out = pathlib.Path(results_dir), pathlib.Path(out)
     results = _read_results(results_dir, key, parser_key)
+    recipe = read_ablations(ablations) if ablations is not None else None
     entry = results["models"][key]
     parser_entry = results[parser_key] if parser_key else None
     srl_run = results_dir / "runs" / key
@@ -297,6 +301,8 @@ def package_models(results_dir: str | os.PathLike = ROOT / "results" / "open", o
         card["files"] = files
         if replaced:
             card["replaces"] = replaced
+        if recipe:
+            card["ablations"] = recipe
         _write_card(srl_build, card, srl_card_markdown)
         cards[name] = card
         if parser_key:
@@ -344,7 +350,37 @@ def _replaced(directory: pathlib.Path) -> Optional[dict]:
             "senses": evaluation.get("test.gold_predicates", {}).get("senses", {}).get("accuracy")}
 
 
-def update_card(package: str | os.PathLike, parser_name: Optional[str] = None, rebuild_lexicon: bool = False) -> dict:
+def read_ablations(path: str | os.PathLike) -> dict:
+    """The ablation table ``benchmarks/ablations.py`` wrote (``benchmarks/out/ablations.json``), as a card
+    keeps it: the steps and, per lever, what it changed and its dev F1 at each step (the runs' own
+    directories are left out). Raises :class:`PackagingError` naming the file and what was expected."""
+    path = pathlib.Path(path)
+    expected = ('expected the JSON of benchmarks/ablations.py: {"steps": [500, ...], "rows": [{"name": ..., '
+                '"changes": ..., "f1": {"500": 53.3, ...}}, ...]}')
+    try:
+        result = json.loads(path.read_text())
+    except OSError as error:
+        raise PackagingError(f"{path}: cannot be read ({error.strerror}); {expected}") from None
+    except ValueError as error:
+        raise PackagingError(f"{path}: not JSON ({error}); {expected}") from None
+    steps, rows = (result.get("steps"), result.get("rows")) if isinstance(result, dict) else (None, None)
+    if not (isinstance(steps, list) and steps and all(isinstance(step, int) for step in steps)
+            and isinstance(rows, list) and rows):
+        raise PackagingError(f"{path}: {expected}")
+    kept = []
+    for number, row in enumerate(rows, 1):
+        f1 = row.get("f1") if isinstance(row, dict) else None
+        if not (isinstance(f1, dict) and isinstance(row.get("name"), str) and isinstance(row.get("changes"), str)
+                and all(key in {str(step) for step in steps} and isinstance(value, (int, float))
+                        for key, value in f1.items())):
+            raise PackagingError(f"{path}: row {number}: expected a name, what it changed and dev F1 by one of the "
+                                 f"steps {steps}")
+        kept.append({key: row.get(key) for key in ("name", "changes", "f1", "best", "delta", "delta_at")})
+    return {"steps": steps, "rows": kept}
+
+
+def update_card(package: str | os.PathLike, parser_name: Optional[str] = None, rebuild_lexicon: bool = False,
+                ablations: Optional[str | os.PathLike] = None) -> dict:
     """Recompute the figures a package's card takes from its own file (an SRL model's dev check and
     its genre and unseen-predicate slices; the file's size) and render its ``MODEL_CARD.md`` again;
     the model file is not touched unless ``rebuild_lexicon``. For cards written before the card had those
@@ -353,13 +389,21 @@ def update_card(package: str | os.PathLike, parser_name: Optional[str] = None, r
 
     ``rebuild_lexicon``: first rebuild a sense model's word-form lexicon with this code, from its training
     data and the shipped frame index (:func:`lisa_tf.models.runs.with_sense_lexicon`), and write the file
-    again with the same weights in the same precision; the card's check and slices then score that file."""
+    again with the same weights in the same precision; the card's check and slices then score that file.
+
+    ``ablations``: the JSON of ``benchmarks/ablations.py`` (:func:`read_ablations`), the table of the levers
+    of the model's recipe that its card then shows (an SRL card's own table is kept otherwise)."""
     from lisa_tf.packages.model_card import parser_card_markdown, srl_card_markdown
 
     package = pathlib.Path(package)
     if not is_package(package):
         raise PackagingError(f"{package}: not a packaged model (model.keras beside card.json)")
     card = read_card(package)
+    if ablations is not None:
+        if card.get("kind") != "srl":
+            raise PackagingError(f"{package}: a {card.get('kind')} card has no recipe ablations; give --ablations "
+                                 "with an SRL package")
+        card["ablations"] = read_ablations(ablations)
     if rebuild_lexicon:
         _rebuild_lexicon(package, card["files"].get("weights") == "float16")
         licences = card.setdefault("licences", [])

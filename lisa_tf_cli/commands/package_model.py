@@ -23,6 +23,9 @@ def add_arguments(parser):
     parser.add_argument("--update-card", metavar="PACKAGE", default=None,
                         help="instead of packaging: recompute the figures PACKAGE's card takes from its own file "
                              "(dev check, F1 by genre, unseen predicates) and render MODEL_CARD.md again")
+    parser.add_argument("--ablations", metavar="JSON", default=None,
+                        help="the recipe's ablation table, as benchmarks/ablations.py writes it "
+                             "(benchmarks/out/ablations.json): the SRL card shows it (also with --update-card)")
     parser.add_argument("--rebuild-lexicon", action="store_true",
                         help="with --update-card: first rebuild the model's sense lexicon with this code (its "
                              "training data, the shipped frame index and word forms), same weights")
@@ -32,12 +35,12 @@ def run(args) -> int:
     from lisa_tf.packages.writing import package_models, update_card
 
     if args.update_card is not None:
-        card = update_card(args.update_card, args.parser_name, args.rebuild_lexicon)
+        card = update_card(args.update_card, args.parser_name, args.rebuild_lexicon, args.ablations)
         print(f"{args.update_card}: card updated; check on the first {card['check']['sentences']} dev sentences: "
               + ", ".join(f"{key} {card['check'][key]:.2f}" for key in ("f1", "uas", "las") if key in card["check"]))
         return 0
     cards = package_models(args.results, args.out, args.model, args.name, None if args.no_parser else args.parser,
-                           args.parser_name, args.float16)
+                           args.parser_name, args.float16, args.ablations)
     for name, card in cards.items():
         files = card["files"]
         print(f"{name}: {card['name']} -> {args.out}/{name} (.keras {files['keras_bytes'] / 2 ** 20:.1f} MB, "
