@@ -261,6 +261,27 @@ def test_an_ablation_file_that_is_not_the_benchmarks_table_is_refused_naming_it(
     with pytest.raises(PackagingError, match="a parser card has no recipe ablations"):
         update_card(package, ablations=_ablations_file(tmp_path))
     (package / "card.json").write_text(json.dumps({"kind": "srl"}))
+    path.write_text("{")
     with pytest.raises(PackagingError, match="not JSON"):
-        update_card(package, ablations=path.with_name("bad.json").write_text("{") and path.with_name("bad.json"))
+        update_card(package, ablations=path)
+    assert json.loads((package / "card.json").read_text()) == {"kind": "srl"}
+
+
+def test_a_card_updated_after_the_fact_is_given_only_an_srl_package_it_replaced(tmp_path):
+    """update_card(replaces=): a directory that is no SRL package is refused before the model is read, and the
+    card is untouched."""
+    import json
+
+    import pytest
+
+    from lisa_tf.packages.finding import ROOT, PackagingError
+    from lisa_tf.packages.writing import update_card
+
+    package = tmp_path / "srl-fast"
+    package.mkdir()
+    (package / "model.keras").write_bytes(b"not read")
+    (package / "card.json").write_text(json.dumps({"kind": "srl"}))
+    for wrong in (ROOT / "models" / "parser", tmp_path / "absent"):
+        with pytest.raises(PackagingError, match="expected the SRL package that"):
+            update_card(package, replaces=wrong)
     assert json.loads((package / "card.json").read_text()) == {"kind": "srl"}

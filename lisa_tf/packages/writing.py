@@ -380,7 +380,7 @@ def read_ablations(path: str | os.PathLike) -> dict:
 
 
 def update_card(package: str | os.PathLike, parser_name: Optional[str] = None, rebuild_lexicon: bool = False,
-                ablations: Optional[str | os.PathLike] = None) -> dict:
+                ablations: Optional[str | os.PathLike] = None, replaces: Optional[str | os.PathLike] = None) -> dict:
     """Recompute the figures a package's card takes from its own file (an SRL model's dev check and
     its genre and unseen-predicate slices; the file's size) and render its ``MODEL_CARD.md`` again;
     the model file is not touched unless ``rebuild_lexicon``. For cards written before the card had those
@@ -392,7 +392,10 @@ def update_card(package: str | os.PathLike, parser_name: Optional[str] = None, r
     again with the same weights in the same precision; the card's check and slices then score that file.
 
     ``ablations``: the JSON of ``benchmarks/ablations.py`` (:func:`read_ablations`), the table of the levers
-    of the model's recipe that its card then shows (an SRL card's own table is kept otherwise)."""
+    of the model's recipe that its card then shows (an SRL card's own table is kept otherwise). ``replaces``:
+    the SRL package this one replaced, for a card written before cards kept those figures (a copy from the
+    repository's history: ``git worktree add ../before REV``, then ``../before/models/NAME``); its figures
+    are set beside this card's, as :func:`package_models` does when it packages over a package."""
     from lisa_tf.packages.model_card import parser_card_markdown, srl_card_markdown
 
     package = pathlib.Path(package)
@@ -404,6 +407,12 @@ def update_card(package: str | os.PathLike, parser_name: Optional[str] = None, r
             raise PackagingError(f"{package}: a {card.get('kind')} card has no recipe ablations; give --ablations "
                                  "with an SRL package")
         card["ablations"] = read_ablations(ablations)
+    if replaces is not None:
+        replaced = _replaced(pathlib.Path(replaces))
+        if card.get("kind") != "srl" or replaced is None:
+            raise PackagingError(f"{replaces}: expected the SRL package that {package} replaced (model.keras beside "
+                                 "an SRL card.json), for an SRL package")
+        card["replaces"] = replaced
     if rebuild_lexicon:
         _rebuild_lexicon(package, card["files"].get("weights") == "float16")
         licences = card.setdefault("licences", [])

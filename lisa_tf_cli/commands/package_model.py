@@ -26,6 +26,10 @@ def add_arguments(parser):
     parser.add_argument("--ablations", metavar="JSON", default=None,
                         help="the recipe's ablation table, as benchmarks/ablations.py writes it "
                              "(benchmarks/out/ablations.json): the SRL card shows it (also with --update-card)")
+    parser.add_argument("--replaces", metavar="PACKAGE", default=None,
+                        help="with --update-card: the SRL package this one replaced (e.g. from an earlier commit: "
+                             "git worktree add ../before REV, then ../before/models/NAME); the card shows its "
+                             "figures before -> after, as packaging over a package does")
     parser.add_argument("--rebuild-lexicon", action="store_true",
                         help="with --update-card: first rebuild the model's sense lexicon with this code (its "
                              "training data, the shipped frame index and word forms), same weights")
@@ -34,8 +38,14 @@ def add_arguments(parser):
 def run(args) -> int:
     from lisa_tf.packages.writing import package_models, update_card
 
+    if args.replaces is not None and args.update_card is None:
+        from lisa_tf.packages.finding import PackagingError
+
+        raise PackagingError("--replaces: expected with --update-card PACKAGE; packaging over a package keeps the "
+                             "figures of the one it replaces by itself")
     if args.update_card is not None:
-        card = update_card(args.update_card, args.parser_name, args.rebuild_lexicon, args.ablations)
+        card = update_card(args.update_card, args.parser_name, args.rebuild_lexicon, args.ablations,
+                           args.replaces)
         print(f"{args.update_card}: card updated; check on the first {card['check']['sentences']} dev sentences: "
               + ", ".join(f"{key} {card['check'][key]:.2f}" for key in ("f1", "uas", "las") if key in card["check"]))
         return 0
