@@ -360,6 +360,8 @@ def tokenize_tf(texts):
     """
     import tensorflow as tf
 
+    from data_pipeline.graph_masks import masked
+
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
     s = texts
     for char, replacement in NORMALIZE.items():
@@ -375,7 +377,7 @@ def tokenize_tf(texts):
     rows = pieces.value_rowids()
     ends = cumulative - tf.gather(before_row, rows)
     keep = tf.logical_and(lengths > 0, tf.logical_not(tf.strings.regex_full_match(flat, _WS_RUN)))
-    rows, ends, lengths = tf.boolean_mask(rows, keep), tf.boolean_mask(ends, keep), tf.boolean_mask(lengths, keep)
+    rows, ends, lengths = masked(rows, keep), masked(ends, keep), masked(lengths, keep)
     starts = ends - lengths
     tokens = substrings_tf(texts, rows, starts, lengths)
     n = tf.shape(texts, out_type=tf.int64)[0]
@@ -550,6 +552,8 @@ def split_sentences_tf(texts):
     """
     import tensorflow as tf
 
+    from data_pipeline.graph_masks import masked
+
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
     # paragraphs: a mark on each side of every blank-line run, so the even pieces of a text are its paragraphs
     # (SEP + "b" marks; the text's own SEPs are escaped as SEP + "a" meanwhile, which no blank line contains)
@@ -563,9 +567,9 @@ def split_sentences_tf(texts):
     row_start = tf.gather(tf.concat([[0], tf.cumsum(lengths)], 0), first_piece)
     offsets = tf.cumsum(lengths, exclusive=True) - row_start
     paragraph = (position - first_piece) % 2 == 0
-    paragraph_rows = tf.boolean_mask(piece_rows, paragraph)
-    tokens, starts, ends = tokenize_tf(tf.boolean_mask(pieces.flat_values, paragraph))
-    shift = tf.gather(tf.boolean_mask(offsets, paragraph), tokens.value_rowids())
+    paragraph_rows = masked(piece_rows, paragraph)
+    tokens, starts, ends = tokenize_tf(masked(pieces.flat_values, paragraph))
+    shift = tf.gather(masked(offsets, paragraph), tokens.value_rowids())
     # flat token arrays with one sentinel after the last token (another paragraph), so i + 1 can always be read
     row = tf.concat([tokens.value_rowids(), [-1]], 0)
     text = tf.concat([tokens.flat_values, [""]], 0)
@@ -600,8 +604,8 @@ def split_sentences_tf(texts):
                   matches(f"{upper}.*", token) | matches(".*@.*", token),
                   matches(_one_of(STARTERS), following))))))
     boundary = ok & tf.equal(tf.gather(row, after), row[:-1]) & ~tf.gather(attached, after)
-    ends_sentence = tf.scatter_nd(tf.boolean_mask(last, boundary)[:, None],
-                                  tf.ones_like(tf.boolean_mask(last, boundary)), [count]) > 0
+    ends_sentence = tf.scatter_nd(masked(last, boundary)[:, None],
+                                  tf.ones_like(masked(last, boundary)), [count]) > 0
     ends_sentence |= ~tf.equal(row[1:], row[:-1])  # a paragraph's last token
     sentence = tf.cumsum(tf.cast(ends_sentence, tf.int64), exclusive=True)
     sentences = tf.reduce_sum(tf.cast(ends_sentence, tf.int32))

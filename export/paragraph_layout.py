@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from data_pipeline.graph_masks import masked
+
 #: Outputs with one value per token [N, T], and those of them that hold token indices (1-based heads).
 PER_TOKEN = ("tokens", "token_starts", "token_ends", "predicate_flags", "pos", "upos", "heads", "dep_labels")
 #: Outputs with one row per predicate [N, P, ...]; ``predicate_positions`` and the argument token spans hold
@@ -58,7 +60,8 @@ def paragraph_layout(answer: dict, rows, starts, ends, count) -> dict:
 
     def per_text(values, per_sentence, default):
         """Flat values in sentence order, ``per_sentence`` of them each → [B, ...] padded with ``default``."""
-        split = tf.RaggedTensor.from_row_lengths(values, tf.math.unsorted_segment_sum(per_sentence, rows, count))
+        split = tf.RaggedTensor.from_row_lengths(values, tf.math.unsorted_segment_sum(per_sentence, rows, count),
+                                              validate=False)
         return split.to_tensor(default_value=default)
 
     def shifted(key, values):
@@ -77,18 +80,18 @@ def paragraph_layout(answer: dict, rows, starts, ends, count) -> dict:
     out = {"lengths": tf.math.unsorted_segment_sum(lengths, rows, count),
            "sentence_starts": per_text(tf.cast(starts, tf.int32), ones, -1),
            "sentence_ends": per_text(tf.cast(ends, tf.int32), ones, -1),
-           "token_sentences": per_text(tf.boolean_mask(tf.broadcast_to(in_text[:, None], tf.shape(token_mask)),
+           "token_sentences": per_text(masked(tf.broadcast_to(in_text[:, None], tf.shape(token_mask)),
                                                        token_mask), lengths, -1)}
     for key, values in answer.items():
         if key in PER_TOKEN:
             pad = "" if values.dtype == tf.string else -1
-            out[key] = per_text(tf.boolean_mask(shifted(key, values), token_mask), lengths,
+            out[key] = per_text(masked(shifted(key, values), token_mask), lengths,
                                 tf.constant(pad if key != "predicate_flags" else 0, values.dtype))
         elif key in PER_PREDICATE:
             pad = "" if values.dtype == tf.string else (0.0 if values.dtype.is_floating else -1)
-            out[key] = per_text(tf.boolean_mask(shifted(key, values), predicate_mask), frames,
+            out[key] = per_text(masked(shifted(key, values), predicate_mask), frames,
                                 tf.constant(pad, values.dtype))
     if has_predicates:
         out["predicate_sentences"] = per_text(
-            tf.boolean_mask(tf.broadcast_to(in_text[:, None], tf.shape(predicate_mask)), predicate_mask), frames, -1)
+            masked(tf.broadcast_to(in_text[:, None], tf.shape(predicate_mask)), predicate_mask), frames, -1)
     return out

@@ -90,6 +90,7 @@ import tensorflow as tf
 from tensorflow.python.saved_model import save_context
 
 from data_pipeline.errors import UserError
+from data_pipeline.graph_masks import masked_rows
 from data_pipeline.predicate_kinds import AUXILIARY_FORMS, AUXILIARY_RELATIONS
 from data_pipeline.tokenizer import sentences_tf, tokenize_tf
 from data_pipeline.version_names import parse_version
@@ -298,7 +299,7 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
 
     def left_aligned(flags):
         """The token positions of each sentence's predicates, left-aligned into [B, P] (−1 padding)."""
-        ragged = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(flags)[1])[None], tf.shape(flags)), flags)
+        ragged = masked_rows(tf.broadcast_to(tf.range(tf.shape(flags)[1])[None], tf.shape(flags)), flags)
         return ragged.to_tensor(default_value=-1)
 
     def per_predicate_outputs(batch, flags, positions, tags, probs):
@@ -326,7 +327,7 @@ def serving_functions(model, names: LabelNames, meanings: Optional[FrameMeanings
         count = tf.shape(tokens)[0]
 
         def by_sentence(values):  # [N, T] → [B, P, T]
-            return tf.RaggedTensor.from_value_rowids(values, rows, nrows=count).to_tensor()
+            return tf.RaggedTensor.from_value_rowids(values, rows, nrows=count, validate=False).to_tensor()
 
         positions = left_aligned(flags)
         out = per_predicate_outputs(batch, flags, positions, by_sentence(decoded["srl_tags"]),

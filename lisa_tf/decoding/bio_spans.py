@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from data_pipeline.graph_masks import masked_rows
+
 
 def bio_spans(tags, probabilities=None, drop=("V", "C-V")):
     """Spans of every row of BIO tags.
@@ -38,17 +40,17 @@ def bio_spans(tags, probabilities=None, drop=("V", "C-V")):
     starts = tf.logical_or(is_b, tf.logical_and(is_i, tf.logical_not(previous_open)))
     ends = tf.logical_and(is_open, tf.logical_not(next_i))
     positions = tf.broadcast_to(tf.range(tf.shape(tags)[1], dtype=tf.int32)[None, :], tf.shape(tags))
-    start = tf.ragged.boolean_mask(positions, starts)
-    end = tf.ragged.boolean_mask(positions, ends) + 1
-    label = tf.strings.substr(tf.ragged.boolean_mask(tags, starts), 2, -1)
+    start = masked_rows(positions, starts)
+    end = masked_rows(positions, ends) + 1
+    label = tf.strings.substr(masked_rows(tags, starts), 2, -1)
     keep = tf.ones_like(start.flat_values, tf.bool)
     for name in drop:
         keep = tf.logical_and(keep, tf.not_equal(label.flat_values, name))
     keep = start.with_flat_values(keep)
     out = {
-        "label": tf.ragged.boolean_mask(label, keep),
-        "start": tf.ragged.boolean_mask(start, keep),
-        "end": tf.ragged.boolean_mask(end, keep),
+        "label": masked_rows(label, keep),
+        "start": masked_rows(start, keep),
+        "end": masked_rows(end, keep),
     }
     if probabilities is not None:
         probabilities = tf.cast(probabilities, tf.float32)

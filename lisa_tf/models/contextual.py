@@ -49,6 +49,7 @@ import numpy as np
 import tensorflow as tf
 
 from data_pipeline.errors import UserError
+from data_pipeline.graph_masks import masked, masked_rows
 from data_pipeline.input_limits import MAX_WORD_CHARACTERS
 from data_pipeline.word_pieces import cut_words, sentence_piece_lengths, word_piece_tokenizer
 
@@ -283,15 +284,15 @@ class ContextualWordFeatures(keras.layers.Layer):
     def word_pieces(self, tokens, mask):
         """``(token_ids [B, P], padding_mask [B, P], pooling matrix [B, T, P])``: the encoder's input
         for a batch of sentences and the weights that read each word's vector from its pieces."""
-        words = tf.boolean_mask(tokens, mask)
+        words = masked(tokens, mask)
         words_per_sentence = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
         pieces = tf.cast(self._tokenize(words), tf.int32).with_row_splits_dtype(tf.int32)
         # A word that gives no piece (only characters the tokenizer drops) is one [UNK].
         count = tf.cast(pieces.row_lengths(), tf.int32)
-        unk = tf.RaggedTensor.from_row_lengths(tf.fill([tf.size(count)], self.unk_id), tf.ones_like(count))
+        unk = tf.RaggedTensor.from_row_lengths(tf.fill([tf.size(count)], self.unk_id), tf.ones_like(count), validate=False)
         padded = tf.concat([pieces, unk], axis=1)
         keep = tf.ragged.range(count + 1, row_splits_dtype=tf.int32) < tf.maximum(count, 1)[:, None]
-        pieces = tf.ragged.boolean_mask(padded, keep)
+        pieces = masked_rows(padded, keep)
         count = tf.maximum(count, 1)
         # Each word's first piece within its sentence: 1 ([CLS]) + pieces of the words before it.
         sentence = tf.repeat(tf.range(tf.size(words_per_sentence)), words_per_sentence)
@@ -301,7 +302,7 @@ class ContextualWordFeatures(keras.layers.Layer):
         first = before - tf.gather(sentence_start, sentence) + 1
         content = self.max_pieces - 2
         by_sentence = tf.RaggedTensor.from_value_rowids(pieces.flat_values, tf.repeat(sentence, count),
-                                                        nrows=tf.size(words_per_sentence))[:, :content]
+                                                        nrows=tf.size(words_per_sentence), validate=False)[:, :content]
         batch = tf.size(words_per_sentence)
         ids = tf.concat([tf.fill([batch, 1], self.cls_id), by_sentence, tf.fill([batch, 1], self.sep_id)], axis=1)
         token_ids = ids.to_tensor(default_value=self.tokenizer.pad_token_id)
