@@ -239,10 +239,10 @@ def _ablations(card: dict) -> list[str]:
     if not recipe:
         return []
     return ["## How the recipe was chosen", "",
-            "Each lever was one training run of the recipe before it that changed one thing, the first row that "
-            "recipe itself; dev F1 (srl-eval, predicted predicates, own parse) at equal steps on the same dev "
+            "Each lever was one training run that changed one thing in the recipe of the first row, the baseline. "
+            "The table gives dev F1 (srl-eval, predicted predicates, own parse) at equal steps on the same dev "
             "sentences. `docs/benchmarks.md` (\"Fine-tuning ablations\") gives each run's command and what the "
-            "levers cost in labelling speed; `benchmarks/ablations.py` makes this table from the runs.", ""] + ablation_table(recipe) + [""]
+            "levers cost in labelling speed and senses; `benchmarks/ablations.py` makes this table from the runs.", ""] + ablation_table(recipe) + [""]
 
 
 def _by_length(card: dict) -> list[str]:
