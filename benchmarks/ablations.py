@@ -22,7 +22,7 @@ import argparse
 import json
 import pathlib
 
-from lisa_tf.evaluation.tables import ablation_table
+from lisa_tf.evaluation.tables import ablation_summary, ablation_table
 from lisa_tf.training.curves import read_metrics
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -65,23 +65,17 @@ def changes(run: pathlib.Path, baseline: pathlib.Path) -> str:
 
 
 def table(runs: dict[str, pathlib.Path]) -> dict:
-    """``{"steps": [...], "rows": [{name, run, changes, f1: {step: F1}, best, delta}]}`` of the runs, the
-    first the baseline."""
+    """``{"steps": [...], "rows": [{name, run, changes, f1: {step: F1}, best, delta, delta_at}]}`` of the runs,
+    the first the baseline (best and delta: :func:`~lisa_tf.evaluation.tables.ablation_summary`)."""
     names = list(runs)
     baseline = runs[names[0]]
-    curves = {name: {r["step"]: r["dev_f1"] for r in read_metrics(path / "metrics.jsonl") if "dev_f1" in r}
-              for name, path in runs.items()}
-    steps = sorted({step for curve in curves.values() for step in curve})
-    rows = []
-    for name in names:
-        curve = curves[name]
-        shared = [s for s in steps if s in curve and s in curves[names[0]]]
-        delta = (curve[shared[-1]] - curves[names[0]][shared[-1]]) if shared and name != names[0] else None
-        rows.append({"name": name, "run": str(runs[name]), "changes": changes(runs[name], baseline),
-                     "f1": {str(s): curve[s] for s in steps if s in curve},
-                     "best": max(curve.values()) if curve else None,
-                     "delta_at": shared[-1] if delta is not None else None, "delta": delta})
-    return {"steps": steps, "rows": rows}
+    rows = [{"name": name, "run": str(path), "changes": changes(path, baseline),
+             "f1": {str(r["step"]): r["dev_f1"] for r in read_metrics(path / "metrics.jsonl") if "dev_f1" in r}}
+            for name, path in runs.items()]
+    steps = sorted({int(step) for row in rows for step in row["f1"]})
+    for row in rows:
+        row["f1"] = {str(step): row["f1"][str(step)] for step in steps if str(step) in row["f1"]}
+    return {"steps": steps, "rows": [row | summary for row, summary in zip(rows, ablation_summary(rows))]}
 
 
 def markdown(result: dict) -> str:

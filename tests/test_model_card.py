@@ -206,14 +206,15 @@ def test_packaging_over_a_package_keeps_the_figures_of_the_one_it_replaces(tmp_p
 
 
 def _ablations_file(tmp_path, rows=None):
-    """What benchmarks/ablations.py writes: the runs' own directories in each row."""
+    """What benchmarks/ablations.py writes: the runs' own directories in each row, and figures derived from the
+    curves (a card derives them again, so wrong ones here must not show)."""
     import json
 
     rows = rows if rows is not None else [
         {"name": "baseline", "run": "/somewhere/runs/abl_baseline", "changes": "(the shipped recipe)",
-         "f1": {"500": 53.341, "1000": 61.767}, "best": 61.767, "delta_at": None, "delta": None},
+         "f1": {"500": 53.341, "1000": 61.767}, "best": 99.0, "delta_at": None, "delta": None},
         {"name": "linear schedule", "run": "/somewhere/runs/abl_linear", "changes": "train.schedule=linear",
-         "f1": {"500": 52.822, "1000": 62.706, "1500": 67.024}, "best": 67.024, "delta_at": 1000, "delta": 0.938}]
+         "f1": {"500": 52.822, "1000": 62.706, "1500": 67.024}, "best": 1.0, "delta_at": 500, "delta": 9.9}]
     path = tmp_path / "ablations.json"
     path.write_text(json.dumps({"steps": [500, 1000, 1500], "rows": rows}))
     return path
@@ -226,6 +227,7 @@ def test_a_card_shows_the_ablation_table_its_recipe_was_chosen_by(tmp_path):
     assert "## How the recipe was chosen" not in srl_card_markdown(card)
     card["ablations"] = read_ablations(_ablations_file(tmp_path))
     assert "/somewhere" not in str(card["ablations"])  # the runs' directories stay out of the card
+    # best, and the change at the last step both runs reached (1,000: the baseline stopped there), from the curves
     section = srl_card_markdown(card).split("## How the recipe was chosen")[1].split("\n## ")[0]
     assert "| lever | what changed | dev F1 @ 500 | dev F1 @ 1,000 | dev F1 @ 1,500 | best | vs baseline |" in section
     assert _row(section, "baseline") == ["baseline", "(the shipped recipe)", "53.34", "61.77", "—", "61.77", ""]

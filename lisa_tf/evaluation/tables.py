@@ -161,19 +161,34 @@ def per_role_table(per_role: Mapping[str, Mapping[str, Any]], top: Optional[int]
                     f"{_cell(c['f1'], 2)} |" for role, c in frequent]
 
 
+def ablation_summary(rows: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """Per ablation run (``{"f1": {"step": F1}, ...}``, the baseline first): its ``best`` dev F1 and its
+    ``delta`` from the baseline at ``delta_at``, the last step both reached (``None`` for the baseline, or
+    with no step in common)."""
+    baseline = rows[0]["f1"] if rows else {}
+    summary = []
+    for number, row in enumerate(rows):
+        curve = row["f1"]
+        shared = sorted((int(step) for step in curve if step in baseline), reverse=True)
+        delta_at = shared[0] if shared and number else None
+        summary.append({"best": max(curve.values()) if curve else None, "delta_at": delta_at,
+                        "delta": None if delta_at is None else curve[str(delta_at)] - baseline[str(delta_at)]})
+    return summary
+
+
 def ablation_table(result: Mapping[str, Any]) -> list[str]:
     """Ablation runs at equal steps as Markdown table lines: one row per lever (what it changed, dev F1 at
-    each evaluated step, its best, and its difference from the baseline at the last step both reached).
+    each evaluated step, its best, and its difference from the baseline at the last step both reached:
+    :func:`ablation_summary`).
 
     ``result`` is what ``benchmarks/ablations.py`` writes: ``{"steps": [int], "rows": [{"name", "changes",
-    "f1": {"step": F1}, "best", "delta", "delta_at"}]}``, the baseline first; a step a run has not reached
-    prints as ``—``."""
+    "f1": {"step": F1}}]}``, the baseline first; a step a run has not reached prints as ``—``."""
     steps = result["steps"]
     lines = ["| lever | what changed | " + " | ".join(f"dev F1 @ {step:,}" for step in steps) + " | best | vs baseline |",
              "|---|---|" + "---:|" * (len(steps) + 2)]
-    for row in result["rows"]:
+    for row, summary in zip(result["rows"], ablation_summary(result["rows"])):
         cells = [_cell(row["f1"].get(str(step)), 2) for step in steps]
-        delta = "" if row.get("delta") is None else f"{row['delta']:+.2f} @ {row['delta_at']:,}"
+        delta = "" if summary["delta"] is None else f"{summary['delta']:+.2f} @ {summary['delta_at']:,}"
         lines.append(f"| {row['name']} | {row['changes']} | " + " | ".join(cells)
-                     + f" | {_cell(row.get('best'), 2)} | {delta} |")
+                     + f" | {_cell(summary['best'], 2)} | {delta} |")
     return lines

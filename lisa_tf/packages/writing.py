@@ -375,7 +375,7 @@ def read_ablations(path: str | os.PathLike) -> dict:
                         for key, value in f1.items())):
             raise PackagingError(f"{path}: row {number}: expected a name, what it changed and dev F1 by one of the "
                                  f"steps {steps}")
-        kept.append({key: row.get(key) for key in ("name", "changes", "f1", "best", "delta", "delta_at")})
+        kept.append({key: row[key] for key in ("name", "changes", "f1")})  # best and deltas are derived from them
     return {"steps": steps, "rows": kept}
 
 
