@@ -22,8 +22,10 @@ warm-up requests, Beam's worker set-up), which it wraps as their modules are imp
 no import). A phase nested in another (the frame index, read during the first call; the warm-up,
 inside the restore) is shown in its own column and also counted in its parent's. ``wall``: process
 start to its end (``serve``: to its first answer); ``to first frame``: to the end of the first call;
-``after: exit``: from the last mark to the process's end (the interpreter's exit, whose teardown of
-TensorFlow takes about a second).
+``after: exit``: from the last mark to the process's end. A command ends as ``python -m lisa_tf`` ends
+(:func:`lisa_tf_cli.main.finish`: output flushed, exit handlers run, no teardown of TensorFlow's modules); a
+script or a spaCy pipeline with the interpreter's own exit, whose teardown of TensorFlow takes about a
+second (their targets are on the first frame).
 
 Beside them, in the same run: the floor, a process that only imports TensorFlow (the same driver, so
 ``python -c "import tensorflow"``), and one run of each entry point under ``python -X importtime``
@@ -159,7 +161,7 @@ elif kind == "spacy":
     assert doc._.frames, "no frame in the first Doc"
 elif kind in ("cli", "serve", "label-corpus"):
     main = step("imports", lambda: importlib.import_module("lisa_tf_cli.main"))
-    sys.exit(main.main(args))  # as ``python -m lisa_tf`` ends: the interpreter's own exit is in the wall time
+    sys.exit(main.finish(main.main(args)))  # as ``python -m lisa_tf`` ends (lisa_tf.__main__)
 '''
 
 

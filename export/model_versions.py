@@ -30,6 +30,7 @@ from export.request_limits import RequestLimits
 from data_pipeline.word_pieces import SETTINGS_FILE as WORD_PIECES_FILE
 from export.serving_codec import InputSpec, Signature
 from export.warmup import replay_warmup_requests
+from lisa_tf.util.graph_passes import without_idle_passes
 
 
 @dataclasses.dataclass
@@ -162,7 +163,7 @@ class _Resources:
 
 class _HeldFunction:
     """A signature's function that keeps its version's :class:`_Resources` alive while it is held;
-    called and read as the function itself."""
+    called (without the idle graph passes: :mod:`lisa_tf.util.graph_passes`) and read as the function itself."""
 
     __slots__ = ("function", "resources", "__weakref__")
 
@@ -171,7 +172,8 @@ class _HeldFunction:
         self.resources = resources
 
     def __call__(self, *args, **kwargs):
-        return self.function(*args, **kwargs)
+        with without_idle_passes():  # the warm-up's graph is the requests' graph
+            return self.function(*args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self.function, name)

@@ -372,3 +372,31 @@ def test_predictors_of_one_export_share_what_is_loaded_while_one_holds_it(lisa_e
     del first, second
     gc.collect()
     assert held() is None
+
+
+def test_an_export_predictor_calls_its_signatures_without_the_idle_graph_passes(lisa_export, tmp_path, monkeypatch):
+    """Its signatures are optimised without the layout and memory passes (lisa_tf.util.graph_passes),
+    and the frames are those of the signatures called with the thread's own settings."""
+    import contextlib
+    import shutil
+
+    from lisa_tf.labelling import predictor as predictor_module
+    from tests.test_graph_passes import _idle_passes_off, _rewrite_options
+
+    _, export = lisa_export
+    tokens = [s.words for s in _real(lisa_export[0])][:4]
+    own_settings = tmp_path / "srl" / "1"  # another export object: its functions are optimised anew
+    shutil.copytree(export, own_settings)
+    with monkeypatch.context() as patched:
+        patched.setattr(predictor_module, "without_idle_passes", contextlib.nullcontext)
+        plain = lisa_tf.load(own_settings).predict(tokens=tokens)
+    predictor = lisa_tf.load(export)
+    signature, seen = predictor.signature, []
+
+    def spy(**inputs):
+        seen.append(_idle_passes_off(_rewrite_options()))
+        return signature(**inputs)
+
+    predictor.signature = spy
+    assert predictor.predict(tokens=tokens) == plain
+    assert seen and all(seen)

@@ -70,6 +70,7 @@ from data_pipeline.spans import bio_to_spans
 from data_pipeline.tokenizer import Token, sentences as split_and_tokenize, tokenize
 from lisa_tf.packages.export_cache import latest_version
 from lisa_tf.packages.finding import KERAS_FILE as MODEL_FILE
+from lisa_tf.util.graph_passes import without_idle_passes
 
 # The Keras side (lisa_tf.labelling.batches, lisa_tf.models.runs: Keras and the model classes, ~1.5 s to import) is imported
 # where a Keras model is used, so a process that labels through an export never loads Keras.
@@ -530,7 +531,8 @@ class ExportPredictor(Predictor):
                 inputs["parse_heads"] = tf.constant(heads, tf.int32)
             if "predicate_index" in extra:
                 inputs["predicate_index"] = tf.constant([extra["predicate_index"][i] for i in index], tf.int32)
-            out = {k: v.numpy() for k, v in function(**inputs).items()}
+            with without_idle_passes():
+                out = {k: v.numpy() for k, v in function(**inputs).items()}
             for b, i in enumerate(index):
                 yield int(i), {k: v[b] for k, v in out.items()}
 

@@ -1,0 +1,84 @@
+"""The export's functions are called without the layout and memory optimisers (lisa_tf.util.graph_passes):
+in the calling thread only, its own options back after, every other setting kept, by the predictor and
+by the server's held signatures (warm-up and requests alike)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from lisa_tf.util.graph_passes import without_idle_passes
+
+
+def _rewrite_options():
+    """The rewrite options a function called now in this thread is optimised with."""
+    from tensorflow.core.protobuf import config_pb2
+    from tensorflow.python.eager import context
+
+    config = config_pb2.ConfigProto()
+    config.ParseFromString(context.context().function_call_options.config_proto_serialized)
+    return config
+
+
+def _idle_passes_off(config) -> bool:
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    rewrite = config.graph_options.rewrite_options
+    return (rewrite.layout_optimizer == rewriter_config_pb2.RewriterConfig.OFF
+            and rewrite.memory_optimization == rewriter_config_pb2.RewriterConfig.NO_MEM_OPT)
+
+
+def test_only_the_calls_inside_run_without_the_two_passes_and_keep_every_other_setting():
+    from tensorflow.python.eager import context
+
+    own = context.context().function_call_options
+    before = _rewrite_options()
+    assert not _idle_passes_off(before)
+    with without_idle_passes():
+        inside = _rewrite_options()
+        seen_by_another_thread = []
+        worker = threading.Thread(target=lambda: seen_by_another_thread.append(_idle_passes_off(_rewrite_options())))
+        worker.start()
+        worker.join()
+    assert _idle_passes_off(inside)
+    assert seen_by_another_thread == [False]  # a thread of the user's runs with its own settings
+    assert context.context().function_call_options is own
+    # nothing else changes: the thread's own config with just those two fields set
+    expected = type(before)()
+    expected.CopyFrom(before)
+    expected.graph_options.rewrite_options.layout_optimizer = inside.graph_options.rewrite_options.layout_optimizer
+    expected.graph_options.rewrite_options.memory_optimization = inside.graph_options.rewrite_options.memory_optimization
+    assert inside == expected
+    with pytest.raises(ZeroDivisionError):
+        with without_idle_passes():
+            1 / 0
+    assert context.context().function_call_options is own
+
+
+def test_a_function_answers_the_same_with_and_without_them():
+    import numpy as np
+    import tensorflow as tf
+
+    @tf.function(autograph=False)
+    def attend(x, w):
+        scores = tf.nn.softmax(tf.einsum("btd,bsd->bts", x @ w, x), axis=-1)
+        return tf.reduce_sum(scores @ x, axis=1)
+
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.normal(size=(3, 5, 8)), tf.float32)
+    w = tf.constant(rng.normal(size=(8, 8)), tf.float32)
+    plain = attend(x, w).numpy()
+    with without_idle_passes():
+        lean = attend(x, w).numpy()
+    assert lean.tobytes() == plain.tobytes()
+
+
+def test_served_signatures_are_called_without_them():
+    from export.model_versions import _HeldFunction
+
+    seen = []
+    held = _HeldFunction(lambda **inputs: seen.append((_idle_passes_off(_rewrite_options()), inputs)), resources=None)
+    held(tokens="x")
+    assert seen == [(True, {"tokens": "x"})]
+    assert not _idle_passes_off(_rewrite_options())
