@@ -28,11 +28,12 @@ def locked(path: pathlib.Path) -> Iterator[None]:
 
 
 def build_export(package: str | os.PathLike, report: Callable[[str], None] = print,
-                 frames: Optional[str | os.PathLike] = None) -> pathlib.Path:
+                 frames: Optional[str | os.PathLike] = None, labelling: bool = False) -> pathlib.Path:
     """The cached export's base path of a package or a run directory (its best weights, as ``export
     --run`` takes them), built first when it is missing (``report`` says so: it takes a while, once);
     ``frames``: the user's own frame index merged into it (``predict --frames``; None: none), another
-    export than the one without.
+    export than the one without; ``labelling``: the export the library labels through (``predict``; its
+    token signatures only: :func:`export.saved_model.export_model`), another export than the server's.
 
     The export is held for this process (:func:`~lisa_tf.packages.export_cache.hold_export`). After a build,
     the earlier exports of the same source not in use are removed
@@ -46,7 +47,7 @@ def build_export(package: str | os.PathLike, report: Callable[[str], None] = pri
         from lisa_tf.models.runs import require_run, weights_file
 
         weights_file(require_run(package, "--model_base_path"))  # trained weights, checked before the lock
-    base = export_base(package, frames)
+    base = export_base(package, frames, labelling)
     built = False
     try:
         with locked(base.with_name(f".{base.name}.lock")):
@@ -56,9 +57,9 @@ def build_export(package: str | os.PathLike, report: Callable[[str], None] = pri
                 from export.saved_model import export_package, export_run
 
                 if is_package(package):
-                    export_package(package, base / "1", frames=frames)
+                    export_package(package, base / "1", frames=frames, labelling=labelling)
                 else:
-                    export_run(package, base / "1", "best", frames=frames)
+                    export_run(package, base / "1", "best", frames=frames, labelling=labelling)
                 record_source(base, package, frames)
                 built = True
             hold_export(base)

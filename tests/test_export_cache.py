@@ -90,6 +90,43 @@ def test_the_export_is_built_once_per_model_file_and_predict_then_uses_it(packag
     assert export_base(changed) != export_base(package) and cached_export(changed) is None
 
 
+def test_the_library_labels_through_an_export_of_the_token_signatures_and_the_server_keeps_every_one(package, cache):
+    """``predict``'s export (``NAME-labelling-KEY``) holds the token signatures only, without the text ones
+    or the checkpoint ops TensorFlow Serving restores variables with; the server's keeps them all; neither
+    build removes the other; ``load()`` takes the labelling export over the server's; the token signatures
+    of both answer alike."""
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    from export.cache_build import build_export
+    from export.saved_model import TEXT_SIGNATURES
+    from lisa_tf.labelling.predictor import load
+    from lisa_tf.packages.export_cache import cached_export
+
+    served = build_export(package, report=lambda line: None)
+    assert load(package).path == str(served / "1")  # the server's, while there is no other
+    labelling = build_export(package, report=lambda line: None, labelling=True)
+    assert labelling.name.startswith("tiny-labelling-") and labelling.parent == served.parent
+    assert cached_export(package) == served / "1" and cached_export(package, labelling=True) == labelling / "1"
+    assert load(package).path == str(labelling / "1")
+
+    def meta_graph(base):
+        proto = saved_model_pb2.SavedModel()
+        proto.ParseFromString((base / "1" / "saved_model.pb").read_bytes())
+        return proto.meta_graphs[0]
+
+    lean, full = meta_graph(labelling), meta_graph(served)
+    assert set(full.signature_def) - set(lean.signature_def) == set(TEXT_SIGNATURES) == {"text", "sentences"}
+    assert set(lean.signature_def) < set(full.signature_def) and "serving_default" in lean.signature_def
+    assert full.saver_def.restore_op_name and not lean.saver_def.restore_op_name
+    tokens = tf.constant([["The", "cat", "sat", "on", "the", "mat", "."], ["Shares", "soared", "on", "Tuesday", ".", "", ""]])
+    answers = [tf.saved_model.load(str(base / "1")).signatures["serving_default"](tokens=tokens)
+               for base in (labelling, served)]
+    assert answers[0].keys() == answers[1].keys()
+    assert all(np.array_equal(answers[0][key].numpy(), answers[1][key].numpy()) for key in answers[0])
+
+
 def test_export_writes_a_packaged_model_by_path_or_name(package, tmp_path, capsys):
     from lisa_tf_cli.main import main
 
@@ -207,7 +244,7 @@ def test_predict_builds_the_export_on_its_first_call_and_reuses_it(package, cach
 
     assert main(["predict", "--model", str(package), "--format", "jsonl", "The cat sat on the mat."]) == 0
     first = capsys.readouterr()
-    assert cached_export(package) is not None and "building the SavedModel export" in first.err
+    assert cached_export(package, labelling=True) is not None and "building the SavedModel export" in first.err
     assert main(["predict", "--model", str(package), "--format", "jsonl", "The cat sat on the mat."]) == 0
     second = capsys.readouterr()
     assert "building" not in second.err and second.out == first.out
@@ -311,7 +348,7 @@ def test_a_new_export_removes_the_earlier_ones_of_its_source_unless_in_use(packa
     from lisa_tf.packages import export_cache
     from lisa_tf.packages.export_cache import export_base
 
-    def fake_export(source, target, frames=None):
+    def fake_export(source, target, frames=None, labelling=False):
         target.mkdir(parents=True)
         (target / "saved_model.pb").write_bytes(b"built from " + bytes(str(source), "utf-8"))
 

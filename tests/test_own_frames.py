@@ -71,6 +71,7 @@ def test_predict_frames_builds_its_own_export_of_a_shipped_model(own_frames, tmp
 
     import tensorflow as tf
 
+    from export.cache_build import build_export
     from lisa_tf.packages.export_cache import export_base
     from lisa_tf.packages.finding import SHIPPED
     from lisa_tf_cli.main import main
@@ -83,8 +84,10 @@ def test_predict_frames_builds_its_own_export_of_a_shipped_model(own_frames, tmp
     assert {a["description"] for a in blorfed["arguments"] if a["role"] in ("ARG0", "ARG1")} == {
         "fastener", "thing fastened"}
 
-    # the export holds the user's lemma and the merged meanings in-graph: what serve answers
-    version = export_base(SHIPPED / "srl-fast", own_frames) / "1"
+    # predict labelled through its labelling export, built with the user's frames
+    assert (export_base(SHIPPED / "srl-fast", own_frames, labelling=True) / "1" / "saved_model.pb").exists()
+    # the server's export holds the user's lemma and the merged meanings in-graph: what serve answers
+    version = build_export(SHIPPED / "srl-fast", report=lambda line: None, frames=own_frames) / "1"
     out = tf.saved_model.load(str(version)).signatures["text"](text=tf.constant(["They blorfed the boards together."]))
     k = list(out["predicate_positions"].numpy()[0]).index(1)
     assert (out["senses"][0, k].numpy(), out["sense_sources"][0, k].numpy(), out["sense_names"][0, k].numpy()) == (

@@ -152,7 +152,8 @@ def _export_cache(model, frames=None) -> None:
     from export.cache_build import build_export
 
     try:
-        build_export(model, report=lambda line: print(line, file=sys.stderr, flush=True), frames=frames)
+        build_export(model, report=lambda line: print(line, file=sys.stderr, flush=True), frames=frames,
+                     labelling=True)
     except ExportCacheError as error:
         print(f"warning: {error}; labelling with {model} without it (a slower start)", file=sys.stderr)
 
