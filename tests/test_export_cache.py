@@ -90,11 +90,12 @@ def test_the_export_is_built_once_per_model_file_and_predict_then_uses_it(packag
     assert export_base(changed) != export_base(package) and cached_export(changed) is None
 
 
-def test_the_library_labels_through_an_export_of_the_token_signatures_and_the_server_keeps_every_one(package, cache):
+def test_the_library_labels_through_an_export_of_the_token_signatures_and_the_server_keeps_every_one(package, cache,
+                                                                                                     capsys):
     """``predict``'s export (``NAME-labelling-KEY``) holds the token signatures only, without the text ones
     or the checkpoint ops TensorFlow Serving restores variables with; the server's keeps them all; neither
-    build removes the other; ``load()`` takes the labelling export over the server's; the token signatures
-    of both answer alike."""
+    build removes the other; ``predict`` labels through the server's when it finds only that one (no second
+    build), ``load()`` too, and takes the labelling export over it; the token signatures of both answer alike."""
     import numpy as np
     import tensorflow as tf
     from tensorflow.core.protobuf import saved_model_pb2
@@ -103,9 +104,12 @@ def test_the_library_labels_through_an_export_of_the_token_signatures_and_the_se
     from export.saved_model import TEXT_SIGNATURES
     from lisa_tf.labelling.predictor import load
     from lisa_tf.packages.export_cache import cached_export
+    from lisa_tf_cli.main import main
 
     served = build_export(package, report=lambda line: None)
     assert load(package).path == str(served / "1")  # the server's, while there is no other
+    assert main(["predict", "--model", str(package), "--format", "jsonl", "The cat sat on the mat."]) == 0
+    assert "building" not in capsys.readouterr().err and cached_export(package, labelling=True) is None
     labelling = build_export(package, report=lambda line: None, labelling=True)
     assert labelling.name.startswith("tiny-labelling-") and labelling.parent == served.parent
     assert cached_export(package) == served / "1" and cached_export(package, labelling=True) == labelling / "1"

@@ -13,7 +13,8 @@ otherwise or with ``prefer_export=False``)::
 ``serve`` builds and serves the first, a whole TensorFlow Serving export. ``predict`` builds the second, the
 labelling export: the token signatures only, without the text signatures and the checkpoint ops TensorFlow
 Serving restores variables with (:func:`export.saved_model.export_model`'s ``labelling``), which restores about
-a quarter faster; ``lisa_tf.load()`` and the rest label through it, else through the server's export.
+a quarter faster; ``lisa_tf.load()`` and the rest label through it, else through the server's export (and
+``predict`` too builds none when it finds only the server's: it labels alike).
 
 ``serve`` takes a run directory alike (``…/exports/RUN-KEY/1/``, its best weights, as ``export --run``
 writes them). ``KEY`` is a hash of what the export is built from (:func:`model_files`: the package's

@@ -138,13 +138,14 @@ def check(args) -> None:
 
 def _export_cache(model, frames=None) -> None:
     """A packaged model is labelled through its SavedModel export, which starts without Keras or
-    tracing: built into the cache on the first ``predict`` (or ``serve``), reused from then on
-    (:mod:`lisa_tf.packages.export_cache`); with ``--frames``, an export of its own, with the user's frame
-    index merged into it. A cache that cannot be written leaves the ``.keras`` model to label, with a
-    warning."""
+    tracing: its labelling export, built into the cache on the first ``predict`` and reused from then on,
+    or the server's export when ``serve`` built one first (it labels alike, a little slower to restore:
+    no second export is built) (:mod:`lisa_tf.packages.export_cache`); with ``--frames``, an export of its
+    own, with the user's frame index merged into it. A cache that cannot be written leaves the ``.keras``
+    model to label, with a warning."""
     import sys
 
-    from lisa_tf.packages.export_cache import ExportCacheError
+    from lisa_tf.packages.export_cache import ExportCacheError, cached_export
     from lisa_tf.packages.finding import is_package
 
     if not is_package(model):
@@ -152,6 +153,8 @@ def _export_cache(model, frames=None) -> None:
     from export.cache_build import build_export
 
     try:
+        if cached_export(model, frames, labelling=True) is None and cached_export(model, frames) is not None:
+            return
         build_export(model, report=lambda line: print(line, file=sys.stderr, flush=True), frames=frames,
                      labelling=True)
     except ExportCacheError as error:
