@@ -3,8 +3,9 @@
 The library functions reach their result through general shape arithmetic, and build ragged results with
 validation asserts (``RaggedTensor.from_row_lengths`` and ``from_value_rowids`` too, unless told not to).
 Where the mask is made from the tensor it selects from, those checks cannot fail, and every op of an
-exported function is restored, optimised at its first call and run on each request. With these, the function of the ``text`` signature of ``srl``'s export went from 3,699
-ops to 2,033, and the export from 11,573 to 9,699.
+exported function is restored, optimised at its first call and run on each request. With these, the
+function of the ``text`` signature of ``srl``'s export went from 3,699 ops to 2,033, and the export from
+11,573 to 9,699.
 
 Example::
 

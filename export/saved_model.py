@@ -568,7 +568,8 @@ def export_model(model, out_dir: str | os.PathLike, assets: Optional[Mapping[str
         for name, (function, signature) in functions.items():
             archive.add_endpoint(name, function, input_signature=signature)
         _store_each_weight_once(archive)
-        archive.write_out(str(build), tf.saved_model.SaveOptions(experimental_skip_saver=labelling), verbose=False)
+        options = tf.saved_model.SaveOptions(experimental_skip_saver=labelling)
+        archive.write_out(str(build), options, verbose=False)
         write_warmup_requests(build, {name: [spec.name for spec in signature] for name, (_, signature) in functions.items()})
         for name, source in (assets or {}).items():
             shutil.copy(source, build / "assets" / name)

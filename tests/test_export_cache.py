@@ -124,7 +124,8 @@ def test_the_library_labels_through_an_export_of_the_token_signatures_and_the_se
     assert set(full.signature_def) - set(lean.signature_def) == set(TEXT_SIGNATURES) == {"text", "sentences"}
     assert set(lean.signature_def) < set(full.signature_def) and "serving_default" in lean.signature_def
     assert full.saver_def.restore_op_name and not lean.saver_def.restore_op_name
-    tokens = tf.constant([["The", "cat", "sat", "on", "the", "mat", "."], ["Shares", "soared", "on", "Tuesday", ".", "", ""]])
+    tokens = tf.constant([["The", "cat", "sat", "on", "the", "mat", "."],
+                          ["Shares", "soared", "on", "Tuesday", ".", "", ""]])
     answers = [tf.saved_model.load(str(base / "1")).signatures["serving_default"](tokens=tokens)
                for base in (labelling, served)]
     assert answers[0].keys() == answers[1].keys()

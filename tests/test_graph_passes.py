@@ -47,8 +47,9 @@ def test_only_the_calls_inside_run_without_the_two_passes_and_keep_every_other_s
     # nothing else changes: the thread's own config with just those two fields set
     expected = type(before)()
     expected.CopyFrom(before)
-    expected.graph_options.rewrite_options.layout_optimizer = inside.graph_options.rewrite_options.layout_optimizer
-    expected.graph_options.rewrite_options.memory_optimization = inside.graph_options.rewrite_options.memory_optimization
+    rewrite = expected.graph_options.rewrite_options
+    rewrite.layout_optimizer = inside.graph_options.rewrite_options.layout_optimizer
+    rewrite.memory_optimization = inside.graph_options.rewrite_options.memory_optimization
     assert inside == expected
     with pytest.raises(ZeroDivisionError):
         with without_idle_passes():

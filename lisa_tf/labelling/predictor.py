@@ -742,10 +742,9 @@ def load(path: str | os.PathLike | None = None, token_budget: int = 4096,
     package = is_package(path)
     export = None
     if package and prefer_export and constraints:  # the cached export is built with the constraints
-        from lisa_tf.packages.export_cache import cached_export
+        from lisa_tf.packages.export_cache import labelling_export
 
-        # the labelling export (predict's), else the server's
-        export = cached_export(path, frames, labelling=True) or cached_export(path, frames)
+        export = labelling_export(path, frames)
     from lisa_tf.util.native_logs import without_onednn_note
 
     if export is None and (package or path.is_file() and path.suffix == ".keras" or (path / MODEL_FILE).exists()):

@@ -136,6 +136,13 @@ def cached_export(package: str | os.PathLike, frames: Optional[str | os.PathLike
     return version if (version / "saved_model.pb").exists() else None
 
 
+def labelling_export(package: str | os.PathLike, frames: Optional[str | os.PathLike] = None) -> Optional[pathlib.Path]:
+    """The built export the library labels a package through: its labelling export, else the server's (the
+    same token signatures; a little slower to restore); None when neither is built. Held as
+    :func:`cached_export` holds it."""
+    return cached_export(package, frames, labelling=True) or cached_export(package, frames)
+
+
 def _lock_file(base: pathlib.Path, kind: str) -> pathlib.Path:
     """``.NAME-KEY.lock`` (held while the export is built), ``.use`` (held while it is used) or
     ``.source`` (the recorded source path) beside the export base ``NAME-KEY``."""

@@ -145,7 +145,7 @@ def _export_cache(model, frames=None) -> None:
     model to label, with a warning."""
     import sys
 
-    from lisa_tf.packages.export_cache import ExportCacheError, cached_export
+    from lisa_tf.packages.export_cache import ExportCacheError, labelling_export
     from lisa_tf.packages.finding import is_package
 
     if not is_package(model):
@@ -153,7 +153,7 @@ def _export_cache(model, frames=None) -> None:
     from export.cache_build import build_export
 
     try:
-        if cached_export(model, frames, labelling=True) is None and cached_export(model, frames) is not None:
+        if labelling_export(model, frames) is not None:  # built: nothing to build (the server's labels alike)
             return
         build_export(model, report=lambda line: print(line, file=sys.stderr, flush=True), frames=frames,
                      labelling=True)
