@@ -12,8 +12,9 @@ writes beside the model (``assets/word_pieces.json``); training batches by the s
 (:meth:`ContextualWordFeatures.piece_lengths`). Both count with :func:`sentence_piece_lengths`, on the
 pieces of :func:`word_piece_tokenizer` after :func:`cut_words`, as the encoder makes them in-graph.
 
-This module imports TensorFlow and keras-hub only when pieces are made, so a server of a model
-without an encoder never loads keras-hub.
+This module imports TensorFlow and keras-hub only when pieces are made with a tokenizer of its own: a
+server of a model without an encoder, or of an export that carries its encoder's function of words to
+pieces (:func:`export.saved_model.export_model`), never loads keras-hub.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from data_pipeline.input_limits import MAX_WORD_CHARACTERS
 
 #: The export's record of its encoder's word-piece settings (in ``assets/``).
 SETTINGS_FILE = "word_pieces.json"
+#: The SavedModel function of words to word pieces a server's export of a model with an encoder carries
+#: beside its signatures (:func:`export.saved_model.export_model`), which the server's counter cuts with.
+PIECE_FUNCTION = "word_pieces_of"
 
 
 def word_piece_tokenizer(vocabulary: Sequence[str], lowercase: bool, **kwargs):
@@ -80,6 +84,9 @@ class WordPieceCounter:
         lowercase: whether the tokenizer lower-cases and strips accents.
         max_word_characters: the most characters of a word cut into pieces.
         max_pieces: the encoder's window, ``[CLS]`` and ``[SEP]`` included.
+        tokenize: the encoder's own function of string ``[N]`` words to their ragged ``[N, None]`` pieces
+            (cut to ``max_word_characters`` first), e.g. the one an export carries (:data:`PIECE_FUNCTION`,
+            restored with it); by default one is made with keras-hub's tokenizer of these settings.
 
     Example:
     ```python
@@ -89,16 +96,20 @@ class WordPieceCounter:
     """
 
     def __init__(self, vocabulary: Sequence[str], lowercase: bool, max_word_characters: int = MAX_WORD_CHARACTERS,
-                 max_pieces: int = 512):
+                 max_pieces: int = 512, tokenize=None):
         self.vocabulary = list(vocabulary)
         self.lowercase = bool(lowercase)
         self.max_word_characters = int(max_word_characters)
         self.max_pieces = int(max_pieces)
+        self._tokenize = tokenize or self._traced_tokenizer()
+
+    def _traced_tokenizer(self):
+        """keras-hub's tokenizer of these settings, as a traced function of ``[N]`` words."""
         import tensorflow as tf
 
         tokenizer = word_piece_tokenizer(self.vocabulary, self.lowercase)
-        self._tokenize = tf.function(lambda words: tokenizer.tokenize(cut_words(words, self.max_word_characters)),
-                                     input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+        return tf.function(lambda words: tokenizer.tokenize(cut_words(words, self.max_word_characters)),
+                           input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
 
     def sentence_lengths(self, sentences: Sequence[Sequence[str]]) -> list[int]:
         """:func:`sentence_piece_lengths` of ``sentences`` for this encoder."""
@@ -115,8 +126,8 @@ class WordPieceCounter:
         pathlib.Path(path).write_text(json.dumps(settings, ensure_ascii=False) + "\n", encoding="utf-8")
 
     @classmethod
-    def read(cls, path: str | os.PathLike) -> "WordPieceCounter":
-        """The counter of the settings in ``path``.
+    def read(cls, path: str | os.PathLike, tokenize=None) -> "WordPieceCounter":
+        """The counter of the settings in ``path`` (``tokenize``: as the constructor's).
 
         Raises:
             DataFormatError: the file is not such settings (names the file and what was expected).
@@ -135,7 +146,8 @@ class WordPieceCounter:
                         for k in ("max_word_characters", "max_pieces")))
         if not fine or "[CLS]" not in settings["vocabulary"]:
             raise DataFormatError(path, None, expected + ", with [CLS] among the pieces")
-        return cls(**settings)
+        return cls(**settings, tokenize=tokenize)
 
 
-__all__ = ["SETTINGS_FILE", "WordPieceCounter", "cut_words", "sentence_piece_lengths", "word_piece_tokenizer"]
+__all__ = ["PIECE_FUNCTION", "SETTINGS_FILE", "WordPieceCounter", "cut_words", "sentence_piece_lengths",
+           "word_piece_tokenizer"]

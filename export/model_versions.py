@@ -27,7 +27,7 @@ from data_pipeline.errors import DataFormatError
 from data_pipeline.version_names import MAX_VERSION, parse_version
 from data_pipeline.input_limits import TrainingSizes, training_sizes
 from export.request_limits import RequestLimits
-from data_pipeline.word_pieces import SETTINGS_FILE as WORD_PIECES_FILE
+from data_pipeline.word_pieces import PIECE_FUNCTION, SETTINGS_FILE as WORD_PIECES_FILE
 from export.serving_codec import InputSpec, Signature
 from export.warmup import replay_warmup_requests
 from lisa_tf.util.graph_passes import without_idle_passes
@@ -227,20 +227,22 @@ def load_version(version: int, version_dir: os.PathLike | str, warmup: bool = Tr
             function=_HeldFunction(module.signatures[name], resources),
         )
     signature_def_json = {name: _message_to_json(sd) for name, sd in sorted(meta_graph.signature_def.items())}
-    sizes, pieces = training_sizes(version_dir), _word_piece_counter(version_dir)
+    sizes, pieces = training_sizes(version_dir), _word_piece_counter(version_dir, module)
     replayed = replay_warmup_requests(version_dir, signatures, limits.resolve(sizes, pieces)) if warmup else 0
     return ModelVersion(version, version_dir, signatures, signature_def_json, module, sizes, replayed, pieces)
 
 
-def _word_piece_counter(version_dir: pathlib.Path):
+def _word_piece_counter(version_dir: pathlib.Path, module):
     """The counter of the version's encoder's word pieces (``assets/word_pieces.json``, which an export
-    with a contextual encoder carries), or ``None``: a model without one makes no pieces."""
+    with a contextual encoder carries), or ``None``: a model without one makes no pieces. It cuts words
+    with the export's own function of words to pieces (:data:`~data_pipeline.word_pieces.PIECE_FUNCTION`,
+    restored with ``module``), or, in an export without one, with a tokenizer of the file's settings."""
     path = version_dir / "assets" / WORD_PIECES_FILE
     if not path.is_file():
         return None
     from data_pipeline.word_pieces import WordPieceCounter
 
-    return WordPieceCounter.read(path)
+    return WordPieceCounter.read(path, tokenize=getattr(module, PIECE_FUNCTION, None))
 
 
 def _scan(base: pathlib.Path) -> tuple:

@@ -327,6 +327,13 @@ class ContextualWordFeatures(keras.layers.Layer):
         with these, not with the word count; training batches by them."""
         return sentence_piece_lengths(self._tokenize, sentences, self.max_pieces)
 
+    @property
+    def piece_function(self):
+        """The traced function of string ``[N]`` words to their ragged ``[N, None]`` word pieces that
+        :meth:`word_pieces` and :meth:`piece_lengths` cut words with (a server's export carries it, so
+        the server counts a request's pieces with the encoder's own ops)."""
+        return self._tokenize
+
     def word_piece_settings(self) -> dict:
         """What a :class:`~data_pipeline.word_pieces.WordPieceCounter` counts this encoder's pieces
         from (the export writes them beside the model, for the server's limit)."""

@@ -14,7 +14,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 from data_pipeline.splits import read_split
 from data_pipeline.vocab import Vocabularies
-from export.model_versions import TF_TEXT_OPS
+from export.model_versions import TF_TEXT_OPS, _word_piece_counter
 from export.saved_model import export_model
 from lisa_tf.config import load_config
 from lisa_tf.labelling.batches import predict_sentences
@@ -50,14 +50,19 @@ def test_export_runs_the_encoder_in_graph_and_equals_in_process_prediction(tmp_p
         assert [t.decode() for t in out["pos"][b, :n]] == predicted.pos
         assert sorted(int(p) for p in out["predicate_positions"][b] if p >= 0) == sorted(p.position for p in predicted.predicates)
     # The servers' loader, in a process that has not imported tensorflow_text (nor keras-hub) before; it
-    # counts a request's word pieces as the model's encoder makes them (assets/word_pieces.json).
+    # counts a request's word pieces as the model's encoder makes them, with the encoder's function the
+    # export carries: keras-hub is never imported.
     [encoder] = encoders_in(model)
-    words = [list(s.words) for s in sentences]
+    words = [list(s.words) for s in sentences] + [["x." * 70] * 3, ["café", "naïve", "日本語"]]
     fresh = ("import sys; from export.model_versions import load_version; "
              f"assert 'tensorflow_text' not in sys.modules; loaded = load_version(1, {str(export)!r}); "
-             f"print(sorted(loaded.signatures)); print(loaded.word_pieces.sentence_lengths({words!r}))")
+             "print(sorted(loaded.signatures)); print('keras_hub' in sys.modules); "
+             f"print(loaded.word_pieces.sentence_lengths({words!r}))")
     done = subprocess.run([sys.executable, "-c", fresh], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "serving_default" in done.stdout
-    assert done.stdout.splitlines()[-1] == str(encoder.piece_lengths(words))
+    assert done.stdout.splitlines()[-2:] == ["False", str(encoder.piece_lengths(words))]
+    # An export without that function (written before exports carried it) counts with a tokenizer of its
+    # assets/word_pieces.json, alike.
+    assert _word_piece_counter(export, object()).sentence_lengths(words) == encoder.piece_lengths(words)
