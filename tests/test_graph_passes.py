@@ -1,4 +1,5 @@
-"""The export's functions are called without the layout and memory optimisers (lisa_tf.util.graph_passes):
+"""The export's functions are called without the layout, memory and shape optimisers and the TFG pipeline
+(lisa_tf.util.graph_passes):
 in the calling thread only, its own options back after, every other setting kept, by the predictor and
 by the server's held signatures (warm-up and requests alike)."""
 
@@ -26,10 +27,12 @@ def _idle_passes_off(config) -> bool:
 
     rewrite = config.graph_options.rewrite_options
     return (rewrite.layout_optimizer == rewriter_config_pb2.RewriterConfig.OFF
-            and rewrite.memory_optimization == rewriter_config_pb2.RewriterConfig.NO_MEM_OPT)
+            and rewrite.memory_optimization == rewriter_config_pb2.RewriterConfig.NO_MEM_OPT
+            and rewrite.shape_optimization == rewriter_config_pb2.RewriterConfig.OFF
+            and rewrite.disable_tfg_optimizer)
 
 
-def test_only_the_calls_inside_run_without_the_two_passes_and_keep_every_other_setting():
+def test_only_the_calls_inside_run_without_the_four_passes_and_keep_every_other_setting():
     from tensorflow.python.eager import context
 
     own = context.context().function_call_options
@@ -44,12 +47,12 @@ def test_only_the_calls_inside_run_without_the_two_passes_and_keep_every_other_s
     assert _idle_passes_off(inside)
     assert seen_by_another_thread == [False]  # a thread of the user's runs with its own settings
     assert context.context().function_call_options is own
-    # nothing else changes: the thread's own config with just those two fields set
+    # nothing else changes: the thread's own config with just those four fields set
     expected = type(before)()
     expected.CopyFrom(before)
     rewrite = expected.graph_options.rewrite_options
-    rewrite.layout_optimizer = inside.graph_options.rewrite_options.layout_optimizer
-    rewrite.memory_optimization = inside.graph_options.rewrite_options.memory_optimization
+    for field in ("layout_optimizer", "memory_optimization", "shape_optimization", "disable_tfg_optimizer"):
+        setattr(rewrite, field, getattr(inside.graph_options.rewrite_options, field))
     assert inside == expected
     with pytest.raises(ZeroDivisionError):
         with without_idle_passes():

@@ -375,7 +375,7 @@ def test_predictors_of_one_export_share_what_is_loaded_while_one_holds_it(lisa_e
 
 
 def test_an_export_predictor_calls_its_signatures_without_the_idle_graph_passes(lisa_export, tmp_path, monkeypatch):
-    """Its signatures are optimised without the layout and memory passes (lisa_tf.util.graph_passes),
+    """Its signatures are optimised without the idle graph passes (lisa_tf.util.graph_passes),
     and the frames are those of the signatures called with the thread's own settings."""
     import contextlib
     import shutil

@@ -1,21 +1,28 @@
-"""Calling an export's functions without the two graph-optimiser passes that rewrite nothing in them.
+"""Calling an export's functions without the graph-optimiser passes that rewrite nothing in them.
 
 TensorFlow optimises a function's graph (Grappler) the first time a process calls it, and that is most of
 a signature's first call: for ``srl``'s ``serving_default``, 1.7 s of Grappler in a first call of about
-2 s. Two of its default passes have nothing to rewrite in an export of this project's models, but walk
-the whole graph to find that out:
+2 s. Four of its default passes leave an export of this project's models as they found it, but walk the
+whole graph (some twice, once per optimisation round) to find that out:
 
 * the layout optimiser, which moves convolutions and their neighbours between NHWC and NCHW: the models
   hold no convolution;
 * the memory optimiser, which recomputes or swaps tensors of a training step's gradients: an export holds
-  no gradient.
+  no gradient;
+* the shape optimiser, which simplifies arithmetic on tensor shapes the graph knows statically: a
+  request's batch and sentence sizes are known only when it comes;
+* the TFG pipeline (TensorFlow's MLIR graph passes: attribute consolidation, topological sort, shape
+  inference, sinking ops into conditional branches): it left every graph at the same nodes and edges.
 
-Measured with ``TF_CPP_VMODULE=meta_optimizer=1`` on ``srl``'s ``serving_default``: 0.11 s and 0.16 s,
-with the graph at 3,826 and 3,394 nodes before and after each (``srl-fast``'s answers were checked as
-``srl``'s, below). Every other pass runs as before (their
-second round included), so the optimised graph is the same graph and every answer is the same to the
-bit: ``serving_default`` of ``srl`` on the first 400 PropBank-EWT test sentences, all 300 outputs
-byte-identical with and without them, and the frames of ``srl`` and ``srl-fast`` on the same sentences.
+Measured with ``TF_CPP_VMODULE=meta_optimizer=1`` on ``srl``'s ``serving_default``: the layout and
+memory optimisers 0.11 s and 0.16 s, with the graph at 3,826 and 3,394 nodes before and after each; the
+shape optimiser 0.05 s and the TFG pipeline 0.06–0.09 s in each of the two rounds, neither changing a
+node or an edge. Grappler's time for that call: 1,707 ms with every pass, 1,124 ms without the first
+two, 703–726 ms without all four (``srl-fast``: 504 and 352 ms without two and four). Every other pass
+runs as before (their second round included), so the optimised graph computes what it computed and
+every answer is the same to the bit: ``serving_default`` of ``srl`` and of ``srl-fast`` on the first 400
+PropBank-EWT test sentences, all 300 outputs byte-identical with and without them, and the frames of
+``srl`` and ``srl-fast`` on the same sentences.
 
 TensorFlow reads the optimiser's settings from the calling thread's function-call options (the
 ``config_proto`` of the call), once, when the function is first called with them.
@@ -34,8 +41,8 @@ from typing import Iterator, Optional
 
 @functools.lru_cache(maxsize=8)
 def _options_without_idle_passes(config: Optional[bytes], executor_type: Optional[str]):
-    """Function-call options: ``config`` (a serialised ``ConfigProto``) with the layout and memory
-    optimisers off, and the same executor."""
+    """Function-call options: ``config`` (a serialised ``ConfigProto``) with the layout, memory and
+    shape optimisers and the TFG pipeline off, and the same executor."""
     from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
     from tensorflow.python.eager import context
 
@@ -44,13 +51,15 @@ def _options_without_idle_passes(config: Optional[bytes], executor_type: Optiona
     rewrite = proto.graph_options.rewrite_options
     rewrite.layout_optimizer = rewriter_config_pb2.RewriterConfig.OFF
     rewrite.memory_optimization = rewriter_config_pb2.RewriterConfig.NO_MEM_OPT
+    rewrite.shape_optimization = rewriter_config_pb2.RewriterConfig.OFF
+    rewrite.disable_tfg_optimizer = True
     return context.FunctionCallOptions(executor_type=executor_type, config_proto=proto)
 
 
 @contextlib.contextmanager
 def without_idle_passes() -> Iterator[None]:
-    """Run the function calls inside it, in this thread, without the layout and memory optimisers;
-    the thread's own options are back once it ends, however it ends.
+    """Run the function calls inside it, in this thread, without the four passes of the module
+    docstring; the thread's own options are back once it ends, however it ends.
 
     Example:
 
