@@ -1,7 +1,7 @@
-"""The export's functions are called without the layout, memory and shape optimisers and the TFG pipeline
-(lisa_tf.util.graph_passes):
-in the calling thread only, its own options back after, every other setting kept, by the predictor and
-by the server's held signatures (warm-up and requests alike)."""
+"""The export's functions, the training step and the compiled labelling functions are called without the
+layout, memory and shape optimisers and the TFG pipeline (lisa_tf.util.graph_passes): in the calling
+thread only, its own options back after, every other setting kept; by the predictor, by the server's held
+signatures (warm-up and requests alike), by ``train``'s ``fit`` and by ``compiled``."""
 
 from __future__ import annotations
 
@@ -86,3 +86,56 @@ def test_served_signatures_are_called_without_them():
     held(tokens="x")
     assert seen == [(True, {"tokens": "x"})]
     assert not _idle_passes_off(_rewrite_options())
+
+
+def test_training_steps_and_compiled_labelling_are_traced_and_first_called_without_them(monkeypatch, tmp_path):
+    """``train``'s ``fit`` (its training step and the dev evaluation in its callbacks) and every compiled
+    labelling function run inside ``without_idle_passes``: their graphs are traced, and so first called and
+    optimised, with the four passes off."""
+    import tensorflow as tf
+
+    from lisa_tf.config import load_config
+    from lisa_tf.labelling.compiled import compiled
+    from lisa_tf.models.base import SrlModel
+    from lisa_tf.training.loop import train
+    from tests.models.conftest import tiny_overrides
+
+    seen = []
+
+    def probe(models, batch):
+        seen.append(("labelling", _idle_passes_off(_rewrite_options())))
+        return {"doubled": batch["x"] * 2}
+
+    owner = tf.Module()
+    assert compiled(probe, [owner])({"x": tf.constant([[1, 2]])})["doubled"].numpy().tolist() == [[2, 4]]
+    assert seen == [("labelling", True)] and not _idle_passes_off(_rewrite_options())
+
+    original = SrlModel.train_step
+
+    def train_step(self, data):
+        seen.append(("training step", _idle_passes_off(_rewrite_options())))
+        return original(self, data)
+
+    monkeypatch.setattr(SrlModel, "train_step", train_step)
+    config = load_config(None, tiny_overrides(**{
+        "model.kind": "deepatt", "model.num_layers": 1, "data.max_train_sentences": 2, "data.max_eval_sentences": 2,
+        "train.max_steps": 1, "train.eval_every": 1}))
+    train(config, tmp_path / "run", verbose=0)
+    assert ("training step", True) in seen and ("training step", False) not in seen
+    assert not _idle_passes_off(_rewrite_options())
+
+
+def test_a_training_keeps_the_passes_on_a_machine_with_a_gpu(monkeypatch):
+    """On a GPU the memory optimiser may swap a training step's tensors to the host and the layout
+    optimiser moves convolutions: a training there keeps them; labelling does not."""
+    import tensorflow as tf
+
+    monkeypatch.setattr(tf.config, "list_logical_devices",
+                        lambda kind=None: ["/device:GPU:0"] if kind == "GPU" else ["/device:CPU:0"])
+    with without_idle_passes(training=True):
+        assert not _idle_passes_off(_rewrite_options())
+    with without_idle_passes():
+        assert _idle_passes_off(_rewrite_options())
+    monkeypatch.undo()
+    with without_idle_passes(training=True):
+        assert _idle_passes_off(_rewrite_options())

@@ -9,6 +9,9 @@ input's dimensions ``None`` but a feature width), so batches of new lengths run 
 ``reduce_retracing=True`` alone would trace the first batch's shapes, then a relaxed graph again on the
 second shape seen, two traces of the whole model and decoder where one does.
 
+Its calls (the first one's tracing included) run without the graph-optimiser passes that leave this
+project's graphs as they are (:mod:`lisa_tf.util.graph_passes`).
+
 The function holds its models through weak references: the cache never keeps a model alive (it is a
 :class:`weakref.WeakKeyDictionary` on the first model).
 
@@ -25,6 +28,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 import tensorflow as tf
+
+from lisa_tf.util.graph_passes import without_idle_passes
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -75,15 +80,16 @@ def _any_length(value):
 def _traced_for_any_length(function):
     """``function`` (a ``tf.function`` of one dict of tensors) whose first call traces it for inputs of
     any length: later calls with the same keys, ranks and dtypes run that graph (a call's shapes are a
-    subtype of the relaxed ones)."""
+    subtype of the relaxed ones). Calls run inside :func:`~lisa_tf.util.graph_passes.without_idle_passes`."""
     first = True
 
     def call(batch):
         nonlocal first
-        if first:
-            first = False
-            function.get_concrete_function(tf.nest.map_structure(_any_length, batch))
-        return function(batch)
+        with without_idle_passes():
+            if first:
+                first = False
+                function.get_concrete_function(tf.nest.map_structure(_any_length, batch))
+            return function(batch)
 
     call.experimental_get_tracing_count = function.experimental_get_tracing_count
     return call

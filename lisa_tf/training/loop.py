@@ -83,6 +83,7 @@ from lisa_tf.training.precision import set_policy
 from lisa_tf.training.progress import StepProgress, duration
 from lisa_tf.training.strategy import is_chief, make_strategy
 from lisa_tf.util.atomic_files import partial_directory, write_text
+from lisa_tf.util.graph_passes import without_idle_passes
 
 
 def build_vocabularies(config: ExperimentConfig, train_sentences, run_dir: pathlib.Path,
@@ -302,8 +303,9 @@ def train(config: ExperimentConfig, run_dir: str | pathlib.Path, verbose: Option
     if budget is not None:
         callbacks.append(budget)
     if not stop and step < max_steps:
-        model.fit(dataset, steps_per_epoch=interval, epochs=epochs, initial_epoch=initial_epoch,
-                  callbacks=callbacks, verbose=0, shuffle=False)
+        with without_idle_passes(training=True):  # the training step's graph and the dev evaluation's, on CPU
+            model.fit(dataset, steps_per_epoch=interval, epochs=epochs, initial_epoch=initial_epoch,
+                      callbacks=callbacks, verbose=0, shuffle=False)
     seconds = time.time() - started
     if chief:
         save_weights_whole(model, run_dir / "final.weights.h5")
