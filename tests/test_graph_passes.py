@@ -139,3 +139,23 @@ def test_a_training_keeps_the_passes_on_a_machine_with_a_gpu(monkeypatch):
     monkeypatch.undo()
     with without_idle_passes(training=True):
         assert _idle_passes_off(_rewrite_options())
+
+
+def test_a_thread_that_never_set_its_options_gets_none_back():
+    """Unset call options mean "the context's config at each call" (a strategy created later changes it):
+    the block puts them back unset, not as a copy of the config it found."""
+    from tensorflow.python.eager import context
+
+    after = []
+
+    def in_a_new_thread():
+        local = context.context()._thread_local_data
+        before = local.function_call_options
+        with without_idle_passes():
+            inside = _idle_passes_off(_rewrite_options())
+        after.append((before, inside, local.function_call_options))
+
+    worker = threading.Thread(target=in_a_new_thread)
+    worker.start()
+    worker.join()
+    assert after == [(None, True, None)]

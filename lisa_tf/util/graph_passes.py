@@ -36,8 +36,8 @@ function), and so does ``train``'s ``fit`` (the training step, the dev evaluatio
 machine without a GPU: on a GPU the memory optimiser may swap a training step's tensors to the host and
 the layout optimiser moves convolutions (DeepAtt-CNN's) to NCHW, so a training there keeps them
 (``training=True``). In the optimiser's log of a tiny LISA's 20 training steps and its dev evaluation on
-CPU, the four passes left every graph at the same nodes and edges and took 1.4 s of its 4.2 s of
-Grappler; the weights after training with and without them are equal to the bit.
+CPU, the four passes left every graph at the same nodes and edges; Grappler's time went from 3,039 to
+2,055 ms without them, and the weights after training are equal to the bit.
 """
 
 from __future__ import annotations
